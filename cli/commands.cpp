@@ -1,0 +1,182 @@
+#include "commands.hpp"
+
+#include <liembs/error.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/sim/run.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace liembs::cli {
+
+namespace {
+
+struct ParsedOptions {
+  po::variables_map values;
+  bool help = false;
+};
+
+ParsedOptions parse(const char* command, const std::string& synopsis, po::options_description& options,
+                    const std::vector<std::string>& arguments, bool takes_file) {
+  options.add_options()("help,h", "show this help");
+  po::options_description all;
+  all.add(options);
+  po::positional_options_description positional;
+  if (takes_file) {
+    all.add_options()("file", po::value<std::string>(), "TOML file");
+    positional.add("file", 1);
+  }
+  ParsedOptions parsed;
+  po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), parsed.values);
+  po::notify(parsed.values);
+  if (parsed.values.count("help")) {
+    std::cout << "Usage: liembs " << command << " " << synopsis << "\n\n" << options << "\n";
+    parsed.help = true;
+    return parsed;
+  }
+  if (takes_file && !parsed.values.count("file"))
+    throw po::error(std::string("missing the TOML file: liembs ") + command + " " + synopsis);
+  return parsed;
+}
+
+void add_plugin_paths(Registry& registry, const po::variables_map& values) {
+  registry.append_search_path(Registry::default_search_path());
+  if (values.count("plugin-path")) {
+    std::vector<SearchPathEntry> extra;
+    for (const auto& path : values["plugin-path"].as<std::vector<std::string>>())
+      extra.push_back({path, "--plugin-path", true});
+    registry.prepend_search_path(std::move(extra));
+  }
+}
+
+std::shared_ptr<ConfigDocument> load_document(const po::variables_map& values) {
+  auto document = ConfigDocument::load(values["file"].as<std::string>());
+  if (values.count("set"))
+    for (const auto& assignment : values["set"].as<std::vector<std::string>>()) document->set_override(assignment);
+  return document;
+}
+
+void add_common_run_options(po::options_description& options) {
+  options.add_options()
+      ("set", po::value<std::vector<std::string>>()->composing(),
+       "override a value of the file: --set key.path=value (TOML syntax; repeatable)")
+      ("plugin-path", po::value<std::vector<std::string>>()->composing(),
+       "search this plugin folder or file first (repeatable)");
+}
+
+}  // namespace
+
+int guarded(const char* command, int (*body)(const std::vector<std::string>&),
+            const std::vector<std::string>& arguments) {
+  const std::string prefix = std::string("liembs ") + command + ": ";
+  try {
+    return body(arguments);
+  } catch (const po::error& error) {
+    std::cerr << prefix << error.what() << "\n(see 'liembs " << command << " --help')\n";
+    return exit_usage;
+  } catch (const ConfigError& error) {
+    std::cerr << prefix << "error: " << error.what() << "\n";
+    return exit_config;
+  } catch (const PluginError& error) {
+    std::cerr << prefix << "plugin error: " << error.what() << "\n";
+    return exit_plugin;
+  } catch (const ModelError& error) {
+    std::cerr << prefix << "model error: " << error.what() << "\n";
+    return exit_model;
+  } catch (const SimulationError& error) {
+    std::cerr << prefix << "simulation failed: " << error.what() << "\n";
+    return exit_simulation;
+  } catch (const std::exception& error) {
+    std::cerr << prefix << "error: " << error.what() << "\n";
+    return exit_other;
+  }
+}
+
+int run_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  add_common_run_options(options);
+  options.add_options()
+      ("output,o", po::value<std::string>(), "output folder (default: [output] directory, else liembs-output/<file stem>)")
+      ("quiet,q", "print nothing on success");
+  const auto parsed = parse("run", "FILE.toml [options]", options, arguments, true);
+  if (parsed.help) return exit_ok;
+  const auto& values = parsed.values;
+
+  Registry registry;
+  add_plugin_paths(registry, values);
+  auto document = load_document(values);
+  Run run = load_run(document, registry);
+
+  RunOutput output;
+  if (values.count("output")) output.directory = values["output"].as<std::string>();
+  else if (run.output_directory) output.directory = *run.output_directory;
+  else output.directory = std::filesystem::path("liembs-output") / run.config_file.stem();
+  const bool quiet = values.count("quiet") > 0;
+  output.progress = !quiet;
+
+  const RunSummary summary = execute_run(run, output);
+  if (!quiet) {
+    std::cout << "run '" << run.title << "': group " << run.group_name << ", algorithm " << run.algorithm_name
+              << ", integrator " << run.integrator_name << " (" << run.integrator->description() << ")\n"
+              << "  steps                          " << summary.steps << " of " << run.settings.step_size
+              << " s in " << std::setprecision(3) << summary.wall_seconds << " s ("
+              << std::fixed << std::setprecision(0) << summary.steps / std::max(summary.wall_seconds, 1e-12)
+              << " steps/s)\n"
+              << std::scientific << std::setprecision(3)
+              << "  energy drift (max relative)    " << summary.energy_drift_max
+              << (run.model->is_conservative() ? "" : "  (applied loads: energy is not conserved)") << "\n"
+              << "  angular momentum drift         " << summary.angular_momentum_drift_max
+              << (run.model->is_force_free() ? "" : "  (external forces: momentum is not conserved)") << "\n"
+              << "  orthogonality error max        " << summary.orthogonality_error_max << "\n"
+              << "  outputs in                     " << output.directory->string() << "\n";
+  }
+  return exit_ok;
+}
+
+int validate_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  add_common_run_options(options);
+  const auto parsed = parse("validate", "FILE.toml [options]", options, arguments, true);
+  if (parsed.help) return exit_ok;
+  Registry registry;
+  add_plugin_paths(registry, parsed.values);
+  auto document = load_document(parsed.values);
+  const Run run = load_run(document, registry);
+  std::cout << document->file().string() << ": valid (" << run.model->bodies.size() << " bodies; group "
+            << run.group_name << ", algorithm " << run.algorithm_name << ", integrator " << run.integrator_name
+            << ")\n";
+  return exit_ok;
+}
+
+int plugins_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  options.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(),
+                        "search this plugin folder or file first (repeatable)");
+  const auto parsed = parse("plugins", "[options]", options, arguments, false);
+  if (parsed.help) return exit_ok;
+  Registry registry;
+  add_plugin_paths(registry, parsed.values);
+  registry.load();
+
+  std::cout << std::left << std::setw(16) << "KIND" << std::setw(16) << "NAME" << std::setw(9) << "VERSION"
+            << "SUMMARY\n";
+  for (const Kind kind : all_kinds())
+    for (const auto& info : registry.components())
+      if (info.kind == kind)
+        std::cout << std::setw(16) << to_string(kind) << std::setw(16) << info.name << std::setw(9) << info.version
+                  << info.summary << "\n" << std::setw(41) << "" << "file: " << info.library << "\n";
+  for (const auto& info : registry.shadowed())
+    std::cout << "shadowed: " << to_string(info.kind) << " '" << info.name << "' in " << info.library
+              << " (an earlier folder on the search path provides it)\n";
+  std::cout << "search path:";
+  for (const auto& entry : registry.search_path()) std::cout << "\n  " << entry.path.string() << "  (" << entry.origin << ")";
+  std::cout << "\n";
+  return exit_ok;
+}
+
+}  // namespace liembs::cli

@@ -1,0 +1,157 @@
+// liembs compare: runs one TOML file for every combination of --vary values and prints a
+// side-by-side table (the seed of the comparative studies of DESIGN.md).
+#include "commands.hpp"
+
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/sim/run.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace liembs::cli {
+
+namespace {
+
+struct Variation {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+// "key=v1,v2,..." with commas inside [] or quotes kept (TOML arrays and strings).
+Variation parse_variation(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0)
+    throw po::error("--vary " + text + ": expected key.path=value1,value2,...");
+  Variation variation{text.substr(0, equals), {}};
+  std::string current;
+  int depth = 0;
+  bool quoted = false;
+  for (const char c : text.substr(equals + 1)) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && c == '[') ++depth;
+    if (!quoted && c == ']') --depth;
+    if (c == ',' && depth == 0 && !quoted) {
+      variation.values.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  variation.values.push_back(current);
+  for (const auto& value : variation.values)
+    if (value.empty()) throw po::error("--vary " + text + ": empty value");
+  return variation;
+}
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  options.add_options()
+      ("vary", po::value<std::vector<std::string>>()->composing(),
+       "key.path=v1,v2,... : values to compare (repeatable; all combinations are run)")
+      ("set", po::value<std::vector<std::string>>()->composing(), "override a value for every run (repeatable)")
+      ("plugin-path", po::value<std::vector<std::string>>()->composing(), "search this plugin folder first")
+      ("output,o", po::value<std::string>(), "write comparison.csv into this folder")
+      ("quiet,q", "print nothing on success");
+  options.add_options()("help,h", "show this help");
+  po::options_description all;
+  all.add(options);
+  all.add_options()("file", po::value<std::string>());
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map values;
+  po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
+  po::notify(values);
+  if (values.count("help")) {
+    std::cout << "Usage: liembs compare FILE.toml --vary key=v1,v2 [--vary ...] [options]\n\n" << options << "\n";
+    return exit_ok;
+  }
+  if (!values.count("file")) throw po::error("missing the TOML file: liembs compare FILE.toml --vary key=v1,v2");
+  if (!values.count("vary")) throw po::error("nothing to compare: give at least one --vary key=v1,v2");
+
+  std::vector<Variation> variations;
+  for (const auto& text : values["vary"].as<std::vector<std::string>>()) variations.push_back(parse_variation(text));
+  std::vector<std::string> base_overrides;
+  if (values.count("set")) base_overrides = values["set"].as<std::vector<std::string>>();
+
+  // Cartesian product of the variations, the last one varying fastest.
+  std::vector<std::vector<std::string>> combinations{{}};
+  for (const auto& variation : variations) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& combination : combinations)
+      for (const auto& value : variation.values) {
+        auto extended = combination;
+        extended.push_back(variation.key + "=" + value);
+        next.push_back(std::move(extended));
+      }
+    combinations = std::move(next);
+  }
+
+  struct Row {
+    std::string label;
+    RunSummary summary;
+  };
+  std::vector<Row> rows;
+  for (const auto& combination : combinations) {
+    Registry registry;
+    registry.append_search_path(Registry::default_search_path());
+    if (values.count("plugin-path")) {
+      std::vector<SearchPathEntry> extra;
+      for (const auto& path : values["plugin-path"].as<std::vector<std::string>>())
+        extra.push_back({path, "--plugin-path", true});
+      registry.prepend_search_path(std::move(extra));
+    }
+    auto document = ConfigDocument::load(values["file"].as<std::string>());
+    for (const auto& assignment : base_overrides) document->set_override(assignment);
+    std::string label;
+    for (const auto& assignment : combination) {
+      document->set_override(assignment);
+      label += (label.empty() ? "" : " ") + assignment;
+    }
+    Run run = load_run(document, registry);
+    rows.push_back({label, execute_run(run, RunOutput{})});
+  }
+
+  std::size_t width = 9;
+  for (const auto& row : rows) width = std::max(width, row.label.size() + 2);
+  if (!values.count("quiet")) {
+    std::cout << std::left << std::setw(static_cast<int>(width)) << "variant" << std::right << std::setw(9) << "steps"
+              << std::setw(12) << "wall [s]" << std::setw(13) << "steps/s" << std::setw(16) << "energy drift"
+              << std::setw(18) << "ang.mom. drift" << std::setw(15) << "orthogonality" << "\n";
+    for (const auto& row : rows) {
+      const auto& s = row.summary;
+      std::cout << std::left << std::setw(static_cast<int>(width)) << row.label << std::right << std::setw(9)
+                << s.steps << std::setw(12) << std::fixed << std::setprecision(4) << s.wall_seconds << std::setw(13)
+                << std::setprecision(0) << s.steps / std::max(s.wall_seconds, 1e-12) << std::scientific
+                << std::setprecision(3) << std::setw(16) << s.energy_drift_max << std::setw(18)
+                << s.angular_momentum_drift_max << std::setw(15) << s.orthogonality_error_max << "\n"
+                << std::defaultfloat;
+    }
+  }
+  if (values.count("output")) {
+    const std::filesystem::path directory = values["output"].as<std::string>();
+    std::filesystem::create_directories(directory);
+    AtomicFile file(directory / "comparison.csv");
+    auto& out = file.stream();
+    out << "variant,steps,wall_seconds,steps_per_second,energy_drift_max_relative,"
+           "angular_momentum_drift_max_relative,orthogonality_error_max\n"
+        << std::setprecision(17);
+    for (const auto& row : rows) {
+      const auto& s = row.summary;
+      out << '"' << row.label << '"' << ',' << s.steps << ',' << s.wall_seconds << ','
+          << s.steps / std::max(s.wall_seconds, 1e-12) << ',' << s.energy_drift_max << ','
+          << s.angular_momentum_drift_max << ',' << s.orthogonality_error_max << '\n';
+    }
+    file.commit();
+  }
+  return exit_ok;
+}
+
+}  // namespace liembs::cli

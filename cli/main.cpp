@@ -1,0 +1,49 @@
+// liembs: run, validate and compare multibody simulations described in TOML files, and
+// list the available plugins.
+#include "commands.hpp"
+
+#include <liembs/version.hpp>
+
+#include <cstring>
+#include <iostream>
+
+namespace {
+
+const char* usage =
+    "Usage: liembs <command> [options]\n"
+    "\n"
+    "Commands:\n"
+    "  run FILE.toml       integrate the model of FILE and write trajectory.csv and summary.json\n"
+    "  validate FILE.toml  check FILE (schema, model, plugins) without running it\n"
+    "  compare FILE.toml   run FILE for every combination of --vary values and print a table\n"
+    "  plugins             list the plugin components found on the search path\n"
+    "\n"
+    "Run 'liembs <command> --help' for the options of a command.\n"
+    "Plugin search path: LIEMBS_PLUGIN_PATH, [plugins] paths in the TOML file, the plugin\n"
+    "folder next to this program and the install prefix.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace liembs::cli;
+  if (argc < 2) {
+    std::cerr << usage;
+    return exit_usage;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> arguments(argv + 2, argv + argc);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << usage;
+    return exit_ok;
+  }
+  if (command == "--version") {
+    std::cout << "liembs " << LIEMBS_VERSION << "\n";
+    return exit_ok;
+  }
+  if (command == "run") return guarded("run", run_command, arguments);
+  if (command == "validate") return guarded("validate", validate_command, arguments);
+  if (command == "plugins") return guarded("plugins", plugins_command, arguments);
+  if (command == "compare") return guarded("compare", compare_command, arguments);
+  std::cerr << "liembs: unknown command '" << command << "'\n\n" << usage;
+  return exit_usage;
+}

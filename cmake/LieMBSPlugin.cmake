@@ -1,0 +1,16 @@
+# liembs_add_plugin(<target> SOURCES <files...> [OUTPUT_DIRECTORY <dir>])
+# Builds a LieMBS plugin: a shared library named liembs-<target>.so that exports the
+# entry points declared by LIEMBS_PLUGIN (liembs/plugin/plugin.hpp).
+function(liembs_add_plugin target)
+  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  if(TARGET LieMBS::liembs)
+    target_link_libraries(${target} PRIVATE LieMBS::liembs)
+  else()
+    target_link_libraries(${target} PRIVATE liembs)
+  endif()
+  set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME "liembs-${target}")
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  endif()
+endfunction()

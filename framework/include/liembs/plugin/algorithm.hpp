@@ -1,0 +1,42 @@
+#pragma once
+// Algorithm plugins decide what is computed from the model state. For integration a run
+// needs forward dynamics: the algorithm binds itself to a model, a group (and, for tree
+// algorithms, a representation) and returns an evaluator that the integrator calls once
+// per stage.
+#include <liembs/plugin/component.hpp>
+#include <liembs/sim/state.hpp>
+
+#include <memory>
+
+namespace liembs {
+
+struct Model;
+class Group;
+class Representation;
+
+// Right-hand side of the equations of motion for one bound model: the time derivative of
+// the velocity coordinates at a state. One virtual call per integrator stage.
+class ForwardDynamics {
+ public:
+  virtual ~ForwardDynamics();
+  virtual void velocity_rates(const State& state, Eigen::VectorXd& rates) = 0;
+};
+
+struct DynamicsContext {
+  std::shared_ptr<const Model> model;  // an evaluator may keep it
+  const Group& group;                 // owned by the run, outlives the evaluator
+  std::string group_name;
+  const Representation* representation = nullptr;  // null when the run selects none
+  std::string representation_name;
+};
+
+class Algorithm : public Component {
+ public:
+  static constexpr Kind kind = Kind::algorithm;
+
+  // Binds forward dynamics to a model. An algorithm that has no meaning for the model or
+  // the chosen group/representation throws a ModelError naming both choices and why.
+  virtual std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext& context) const = 0;
+};
+
+}  // namespace liembs

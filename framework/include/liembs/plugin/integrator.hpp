@@ -1,0 +1,24 @@
+#pragma once
+// Integrator plugins advance a state on the state space S = G^n x R^m by one step.
+#include <liembs/plugin/component.hpp>
+#include <liembs/sim/state.hpp>
+
+namespace liembs {
+
+class ForwardDynamics;
+class StateSpace;
+
+class Integrator : public Component {
+ public:
+  static constexpr Kind kind = Kind::integrator;
+
+  // Called once before the first step of a run (allocate workspaces, reset history).
+  virtual void start(const StateSpace& space, const State& initial) = 0;
+  // Advances `state` (including state.time) by `step_size`.
+  virtual void step(const StateSpace& space, ForwardDynamics& dynamics, State& state,
+                    double step_size) = 0;
+  // The order of accuracy (used in summaries and studies); 0 if unknown.
+  virtual int order() const = 0;
+};
+
+}  // namespace liembs

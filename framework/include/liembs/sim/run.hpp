@@ -1,0 +1,64 @@
+#pragma once
+// A run assembled from a TOML file: model, chosen plugins, integration settings and
+// outputs. load_run() validates the whole file before anything is simulated.
+#include <liembs/config/config_table.hpp>
+#include <liembs/model/model.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/sim/state_space.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace liembs {
+
+struct RunSettings {
+  double end_time = 1.0;
+  double step_size = 1e-3;
+  long long output_every = 1;  // write every n-th step to the trajectory
+};
+
+struct Run {
+  std::filesystem::path config_file;
+  std::string title;
+  // Shared with the bound dynamics, which keeps it alive and at a stable address.
+  std::shared_ptr<const Model> model;
+  RunSettings settings;
+  std::string group_name, algorithm_name, integrator_name, representation_name;
+  std::unique_ptr<Group> group;
+  std::unique_ptr<Algorithm> algorithm;
+  std::unique_ptr<Integrator> integrator;
+  std::unique_ptr<Representation> representation;  // optional
+  std::optional<std::filesystem::path> output_directory;  // from [output] directory
+  bool write_trajectory = true;
+  std::unique_ptr<ForwardDynamics> dynamics;  // the algorithm bound to model and group
+};
+
+// Reads and validates `document` (its [plugins] paths are added to `registry`, which is
+// then loaded), creates every component and rejects unused keys.
+Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry);
+
+struct RunSummary {
+  long long steps = 0;
+  double wall_seconds = 0.0;
+  double simulated_seconds = 0.0;
+  double energy_initial = 0.0, energy_final = 0.0;
+  double energy_drift_max = 0.0;            // max |E(t) - E(0)| / max(|E(0)|, 1e-300)
+  double angular_momentum_drift_max = 0.0;  // max |L(t) - L(0)| / max(|L(0)|, 1e-300)
+  double orthogonality_error_max = 0.0;
+  State final_state;
+};
+
+struct RunOutput {
+  std::optional<std::filesystem::path> directory;  // nothing written when empty
+  bool progress = false;  // progress on stderr for long runs
+};
+
+// Integrates the run. Outputs (trajectory.csv, summary.json) are written to temporary
+// files and renamed into place only when the run succeeds. Throws SimulationError when the
+// state stops being finite.
+RunSummary execute_run(Run& run, const RunOutput& output);
+
+}  // namespace liembs

@@ -1,0 +1,265 @@
+#include <liembs/error.hpp>
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/sim/invariants.hpp>
+#include <liembs/sim/run.hpp>
+
+#include <Eigen/Geometry>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+#include <unistd.h>
+
+namespace liembs {
+
+namespace {
+
+// Creates the component named by `section.name`; an unknown name is reported at the
+// position of the `name` key.
+template <class Interface>
+std::unique_ptr<Interface> create_from_section(const Registry& registry, const ConfigTable& section,
+                                               std::string& name) {
+  name = section.string("name");
+  try {
+    registry.find(Interface::kind, name);
+  } catch (const PluginError& error) {
+    throw PluginError(section.location("name") + ": " + section.path_of("name") + ": " + error.what());
+  }
+  return registry.create<Interface>(name, section);
+}
+
+}  // namespace
+
+Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry) {
+  ConfigTable root = document->root();
+  Run run;
+  run.config_file = document->file();
+  run.title = root.string_or("title", run.config_file.stem().string());
+
+  if (auto plugins = root.optional_table("plugins")) {
+    std::vector<SearchPathEntry> paths;
+    const auto base = run.config_file.parent_path();
+    for (const auto& item : plugins->strings_or("paths", {})) {
+      std::filesystem::path path(item);
+      if (path.is_relative()) path = base / path;
+      paths.push_back({path, plugins->location("paths") + " [plugins] paths", true});
+    }
+    registry.prepend_search_path(std::move(paths));
+  }
+  registry.load();
+
+  run.model = std::make_shared<const Model>(load_model(root.table("model")));
+
+  const ConfigTable simulation = root.table("simulation");
+  run.settings.end_time = simulation.number("end_time", Range::positive());
+  run.settings.step_size = simulation.number("step_size", Range::positive());
+  if (run.settings.step_size > run.settings.end_time)
+    simulation.fail("step_size", "step size " + std::to_string(run.settings.step_size) +
+                                     " is larger than end_time " + std::to_string(run.settings.end_time));
+  if (run.settings.end_time / run.settings.step_size > 1e10)
+    simulation.fail("step_size", "more than 1e10 steps requested");
+  run.settings.output_every = simulation.integer_or("output_every", 1, 1);
+
+  run.group = create_from_section<Group>(registry, root.table("group"), run.group_name);
+  if (auto section = root.optional_table("representation"))
+    run.representation = create_from_section<Representation>(registry, *section, run.representation_name);
+  if (auto section = root.optional_table("algorithm")) {
+    run.algorithm = create_from_section<Algorithm>(registry, *section, run.algorithm_name);
+  } else {
+    run.algorithm_name = "newton-euler";
+    const auto no_options = ConfigDocument::from_string("", "(default algorithm options)");
+    run.algorithm = registry.create<Algorithm>(run.algorithm_name, no_options->root());
+  }
+  run.integrator = create_from_section<Integrator>(registry, root.table("integrator"), run.integrator_name);
+
+  if (auto output = root.optional_table("output")) {
+    if (output->contains("directory")) run.output_directory = output->string("directory");
+    run.write_trajectory = output->boolean_or("trajectory", true);
+  }
+
+  document->reject_unused_keys();
+
+  const DynamicsContext context{run.model, *run.group, run.group_name, run.representation.get(),
+                                run.representation_name};
+  run.dynamics = run.algorithm->bind_forward_dynamics(context);
+  return run;
+}
+
+namespace {
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+          out += buffer;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  std::ostringstream out;
+  out << std::setprecision(17) << x;
+  return out.str();
+}
+
+void write_csv_header(std::ostream& out, const Model& model) {
+  out << "time";
+  for (const auto& body : model.bodies) {
+    for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
+      out << ',' << body.name << '.' << column;
+  }
+  out << ",kinetic_energy,potential_energy,total_energy"
+         ",angular_momentum_x,angular_momentum_y,angular_momentum_z"
+         ",linear_momentum_x,linear_momentum_y,linear_momentum_z,orthogonality_error\n";
+}
+
+void write_csv_row(std::ostream& out, const Group& group, const State& state, const Invariants& invariants) {
+  const Eigen::VectorXd twists = body_twists(group, state);
+  out << state.time;
+  for (std::size_t i = 0; i < state.poses.size(); ++i) {
+    const Pose& pose = state.poses[i];
+    Eigen::Quaterniond q(pose.R);
+    if (q.w() < 0) q.coeffs() *= -1.0;
+    const Vec3 velocity = pose.R * twists.segment<3>(6 * static_cast<Eigen::Index>(i) + 3);
+    const Vec3 omega = twists.segment<3>(6 * static_cast<Eigen::Index>(i));
+    out << ',' << pose.r.x() << ',' << pose.r.y() << ',' << pose.r.z() << ',' << q.w() << ',' << q.x() << ','
+        << q.y() << ',' << q.z() << ',' << omega.x() << ',' << omega.y() << ',' << omega.z() << ','
+        << velocity.x() << ',' << velocity.y() << ',' << velocity.z();
+  }
+  const auto& L = invariants.angular_momentum;
+  const auto& p = invariants.linear_momentum;
+  out << ',' << invariants.kinetic_energy << ',' << invariants.potential_energy << ','
+      << invariants.total_energy() << ',' << L.x() << ',' << L.y() << ',' << L.z() << ',' << p.x() << ','
+      << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error << '\n';
+}
+
+// Names the first body whose state is not finite, for the error message.
+std::string first_non_finite(const Model& model, const State& state) {
+  for (std::size_t i = 0; i < state.poses.size(); ++i) {
+    const bool velocity_ok = state.velocities.segment<6>(6 * static_cast<Eigen::Index>(i)).allFinite();
+    if (!state.poses[i].R.allFinite() || !state.poses[i].r.allFinite() || !velocity_ok)
+      return "body '" + model.bodies[i].name + "'";
+  }
+  return "the joint coordinates";
+}
+
+}  // namespace
+
+RunSummary execute_run(Run& run, const RunOutput& output) {
+  const Model& model = *run.model;
+  StateSpace space(*run.group, model.bodies.size(), 0);
+  State state = initial_state(model, *run.group);
+
+  std::unique_ptr<AtomicFile> trajectory, summary_file;
+  if (output.directory) {
+    std::error_code ec;
+    std::filesystem::create_directories(*output.directory, ec);
+    if (ec) throw Error(output.directory->string() + ": cannot create the output folder: " + ec.message());
+    if (run.write_trajectory) {
+      trajectory = std::make_unique<AtomicFile>(*output.directory / "trajectory.csv");
+      trajectory->stream() << std::setprecision(17);
+      write_csv_header(trajectory->stream(), model);
+    }
+    summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
+  }
+
+  const Invariants initial = compute_invariants(model, *run.group, state);
+  if (trajectory) write_csv_row(trajectory->stream(), *run.group, state, initial);
+  const double energy_scale = std::max({std::abs(initial.total_energy()), initial.kinetic_energy, 1e-300});
+  const double momentum_scale = std::max(initial.angular_momentum.norm(), 1e-300);
+
+  RunSummary summary;
+  summary.energy_initial = initial.total_energy();
+  summary.orthogonality_error_max = initial.orthogonality_error;
+
+  const double end_time = run.settings.end_time, step_size = run.settings.step_size;
+  const auto steps = static_cast<long long>(std::ceil(end_time / step_size - 1e-9));
+  const bool show_progress = output.progress && ::isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  auto last_progress = start;
+  bool progress_shown = false;
+
+  run.integrator->start(space, state);
+  for (long long k = 1; k <= steps; ++k) {
+    const double h = (k == steps) ? end_time - state.time : step_size;
+    const double time_before = state.time;
+    run.integrator->step(space, *run.dynamics, state, h);
+    if (!StateSpace::is_finite(state))
+      throw SimulationError("the state of " + first_non_finite(model, state) +
+                            " is not finite after the step from t = " + json_number(time_before) +
+                            " s with step size " + json_number(h) + " s (integrator '" + run.integrator_name +
+                            "'); reduce simulation.step_size");
+    ++summary.steps;
+    const Invariants now = compute_invariants(model, *run.group, state);
+    summary.energy_drift_max =
+        std::max(summary.energy_drift_max, std::abs(now.total_energy() - initial.total_energy()) / energy_scale);
+    summary.angular_momentum_drift_max = std::max(
+        summary.angular_momentum_drift_max, (now.angular_momentum - initial.angular_momentum).norm() / momentum_scale);
+    summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
+    if (trajectory && (k % run.settings.output_every == 0 || k == steps))
+      write_csv_row(trajectory->stream(), *run.group, state, now);
+    if (k == steps) summary.energy_final = now.total_energy();
+
+    if (show_progress && (k & 63) == 0) {
+      const auto clock = std::chrono::steady_clock::now();
+      if (clock - start > std::chrono::seconds(1) && clock - last_progress > std::chrono::milliseconds(250)) {
+        last_progress = clock;
+        progress_shown = true;
+        std::fprintf(stderr, "\r  t = %.4g / %.4g s  (%3.0f %%)", state.time, end_time, 100.0 * state.time / end_time);
+        std::fflush(stderr);
+      }
+    }
+  }
+  if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
+  summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.simulated_seconds = state.time;
+  summary.final_state = state;
+
+  if (summary_file) {
+    auto& out = summary_file->stream();
+    out << "{\n"
+        << "  \"config\": " << json_string(run.config_file.string()) << ",\n"
+        << "  \"title\": " << json_string(run.title) << ",\n"
+        << "  \"choices\": {\n"
+        << "    \"group\": " << json_string(run.group_name) << ",\n"
+        << "    \"algorithm\": " << json_string(run.algorithm_name) << ",\n"
+        << "    \"integrator\": " << json_string(run.integrator_name) << ",\n"
+        << "    \"integrator_description\": " << json_string(run.integrator->description()) << ",\n"
+        << "    \"representation\": " << (run.representation ? json_string(run.representation_name) : "null") << "\n"
+        << "  },\n"
+        << "  \"step_size\": " << json_number(step_size) << ",\n"
+        << "  \"end_time\": " << json_number(end_time) << ",\n"
+        << "  \"steps\": " << summary.steps << ",\n"
+        << "  \"wall_time_seconds\": " << json_number(summary.wall_seconds) << ",\n"
+        << "  \"steps_per_second\": " << json_number(summary.steps / std::max(summary.wall_seconds, 1e-12)) << ",\n"
+        << "  \"conservative\": " << (model.is_conservative() ? "true" : "false") << ",\n"
+        << "  \"force_free\": " << (model.is_force_free() ? "true" : "false") << ",\n"
+        << "  \"energy_initial\": " << json_number(summary.energy_initial) << ",\n"
+        << "  \"energy_final\": " << json_number(summary.energy_final) << ",\n"
+        << "  \"energy_drift_max_relative\": " << json_number(summary.energy_drift_max) << ",\n"
+        << "  \"angular_momentum_drift_max_relative\": " << json_number(summary.angular_momentum_drift_max) << ",\n"
+        << "  \"orthogonality_error_max\": " << json_number(summary.orthogonality_error_max) << "\n"
+        << "}\n";
+    if (trajectory) trajectory->commit();
+    summary_file->commit();
+  }
+  return summary;
+}
+
+}  // namespace liembs

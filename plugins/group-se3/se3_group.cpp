@@ -1,0 +1,47 @@
+// Group plugin SE3: a free body's configuration on the semidirect product SE(3) with
+// body-fixed twists V = (omega, R^T r') (paper 002, section 2.1).
+#include <liembs/lie/se3.hpp>
+#include <liembs/plugin/plugin.hpp>
+
+namespace {
+
+using namespace liembs;
+
+class Se3Group final : public Group {
+ public:
+  VelocityConvention velocity_convention() const override { return VelocityConvention::body_twist; }
+
+  // C <- C exp(X^): the screw motion X applied in the body frame (002 eq. 8).
+  void retract(std::span<Pose> poses, const double* increments) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i)
+      poses[i] = se3::compose(poses[i], se3::exp(Eigen::Map<const Vec6>(increments + 6 * i)));
+  }
+
+  // dexp^-1_{-X} V with the closed form of 002 eq. 10 (Taylor branch near 0).
+  void dexpinv_left(std::size_t n, const double* increments, const double* velocities,
+                    double* out) const override {
+    for (std::size_t i = 0; i < n; ++i)
+      Eigen::Map<Vec6>(out + 6 * i) = se3::dexpinv_left_apply(Eigen::Map<const Vec6>(increments + 6 * i),
+                                                              Eigen::Map<const Vec6>(velocities + 6 * i));
+  }
+
+  // The velocity coordinates of SE(3) are the body-fixed twists themselves.
+  void to_body_twists(std::span<const Pose> poses, const double* velocities, double* twists) const override {
+    std::copy(velocities, velocities + 6 * poses.size(), twists);
+  }
+  void from_body_twists(std::span<const Pose> poses, const double* twists, double* velocities) const override {
+    std::copy(twists, twists + 6 * poses.size(), velocities);
+  }
+  void rates_from_body_twist_rates(std::span<const Pose> poses, const double*, const double* twist_rates,
+                                   double* rates) const override {
+    std::copy(twist_rates, twist_rates + 6 * poses.size(), rates);
+  }
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Group>("SE3", "1.0.0",
+                               "SE(3) semidirect product, body-fixed twists (omega, R^T r')",
+                               [](const liembs::ConfigTable&) { return std::make_unique<Se3Group>(); });
+}

@@ -1,0 +1,67 @@
+// Group plugin SO3xR3: a free body's configuration on the direct product SO(3) x R^3 with
+// hybrid velocities V = (omega body-fixed, r' spatial) (paper 002, section 2.2).
+#include <liembs/lie/so3.hpp>
+#include <liembs/lie/so3xr3.hpp>
+#include <liembs/plugin/plugin.hpp>
+
+namespace {
+
+using namespace liembs;
+
+class So3xR3Group final : public Group {
+ public:
+  VelocityConvention velocity_convention() const override { return VelocityConvention::hybrid; }
+
+  // (R, r) <- (R exp(xi_omega~), r + xi_v)   (002 eqs. 16, 18)
+  void retract(std::span<Pose> poses, const double* increments) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec6> xi(increments + 6 * i);
+      poses[i].R = poses[i].R * so3::exp(xi.head<3>());
+      poses[i].r += xi.tail<3>();
+    }
+  }
+
+  // dexp^-1 acts on the rotation only (002 eq. 19, eq. 11 for SO(3)).
+  void dexpinv_left(std::size_t n, const double* increments, const double* velocities,
+                    double* out) const override {
+    for (std::size_t i = 0; i < n; ++i)
+      Eigen::Map<Vec6>(out + 6 * i) = so3xr3::dexpinv_left_apply(Eigen::Map<const Vec6>(increments + 6 * i),
+                                                                 Eigen::Map<const Vec6>(velocities + 6 * i));
+  }
+
+  // Body twist (omega, R^T r') <-> hybrid velocity (omega, r').
+  void to_body_twists(std::span<const Pose> poses, const double* velocities, double* twists) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec6> hybrid(velocities + 6 * i);
+      Eigen::Map<Vec6> twist(twists + 6 * i);
+      twist.head<3>() = hybrid.head<3>();
+      twist.tail<3>() = poses[i].R.transpose() * hybrid.tail<3>();
+    }
+  }
+  void from_body_twists(std::span<const Pose> poses, const double* twists, double* velocities) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec6> twist(twists + 6 * i);
+      Eigen::Map<Vec6> hybrid(velocities + 6 * i);
+      hybrid.head<3>() = twist.head<3>();
+      hybrid.tail<3>() = poses[i].R * twist.tail<3>();
+    }
+  }
+  // d/dt (R v) = R (v' + omega x v)
+  void rates_from_body_twist_rates(std::span<const Pose> poses, const double* twists, const double* twist_rates,
+                                   double* rates) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec6> twist(twists + 6 * i), twist_rate(twist_rates + 6 * i);
+      Eigen::Map<Vec6> rate(rates + 6 * i);
+      rate.head<3>() = twist_rate.head<3>();
+      rate.tail<3>() = poses[i].R * (twist_rate.tail<3>() + twist.head<3>().cross(twist.tail<3>()));
+    }
+  }
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Group>("SO3xR3", "1.0.0",
+                               "SO(3) x R^3 direct product, hybrid velocities (omega body, r' spatial)",
+                               [](const liembs::ConfigTable&) { return std::make_unique<So3xR3Group>(); });
+}

@@ -1,0 +1,89 @@
+// Integrator plugin rkmk: Munthe-Kaas Lie group Runge-Kutta methods with any explicit
+// Butcher tableau, for the left-invariant ODE X' = X F(t, X) on the state space
+// (paper 002, eqs. 35-37):
+//   Psi_j = h sum_{l<j} a_jl k_l,   k_j = dexp^-1_{-Psi_j} F(t + c_j h, X exp Psi_j),
+//   X_{n+1} = X_n exp(h sum_j b_j k_j).
+// Velocities form a vector-space factor, so they get the plain Runge-Kutta update.
+#include "butcher_tableau.hpp"
+
+#include <liembs/plugin/plugin.hpp>
+#include <liembs/sim/state_space.hpp>
+
+#include <sstream>
+
+namespace {
+
+using namespace liembs;
+
+class RkmkIntegrator final : public Integrator {
+ public:
+  explicit RkmkIntegrator(const ConfigTable& options)
+      : tableau_(rkmk::read_tableau(options)), order_(rkmk::classical_order(tableau_)) {}
+
+  std::string description() const override {
+    std::ostringstream out;
+    out << "Munthe-Kaas RK, tableau " << tableau_.name << " (" << tableau_.stages() << " stages, order "
+        << order_ << ")";
+    return out.str();
+  }
+  int order() const override { return order_; }
+
+  void start(const StateSpace& space, const State& initial) override {
+    const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
+    const auto s = static_cast<std::size_t>(tableau_.stages());
+    configuration_slopes_.assign(s, Eigen::VectorXd::Zero(n));
+    velocity_slopes_.assign(s, Eigen::VectorXd::Zero(n));
+    configuration_increment_.setZero(n);
+    velocity_increment_.setZero(n);
+    stage_ = initial;
+  }
+
+  void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
+    const int s = tableau_.stages();
+    for (int j = 0; j < s; ++j) {
+      // Psi_j = h sum_{l<j} a_jl k_l
+      configuration_increment_.setZero();
+      velocity_increment_.setZero();
+      for (int l = 0; l < j; ++l) {
+        const double weight = h * tableau_.a(j, l);
+        if (weight == 0.0) continue;
+        configuration_increment_.noalias() += weight * configuration_slopes_[static_cast<std::size_t>(l)];
+        velocity_increment_.noalias() += weight * velocity_slopes_[static_cast<std::size_t>(l)];
+      }
+      stage_.poses = state.poses;
+      stage_.coordinates = state.coordinates;
+      stage_.velocities = state.velocities;
+      stage_.time = state.time + tableau_.c(j) * h;
+      if (j > 0) space.retract(stage_, configuration_increment_, velocity_increment_);
+      // k_j = (dexp^-1_{-Psi_j} V_j, V'_j)
+      dynamics.velocity_rates(stage_, velocity_slopes_[static_cast<std::size_t>(j)]);
+      space.dexpinv_left(configuration_increment_, stage_.velocities,
+                         configuration_slopes_[static_cast<std::size_t>(j)]);
+    }
+    // Phi = h sum_j b_j k_j;  X <- X exp(Phi)
+    configuration_increment_.setZero();
+    velocity_increment_.setZero();
+    for (int j = 0; j < s; ++j) {
+      configuration_increment_.noalias() += (h * tableau_.b(j)) * configuration_slopes_[static_cast<std::size_t>(j)];
+      velocity_increment_.noalias() += (h * tableau_.b(j)) * velocity_slopes_[static_cast<std::size_t>(j)];
+    }
+    space.retract(state, configuration_increment_, velocity_increment_);
+    state.time += h;
+  }
+
+ private:
+  rkmk::ButcherTableau tableau_;
+  int order_;
+  std::vector<Eigen::VectorXd> configuration_slopes_, velocity_slopes_;
+  Eigen::VectorXd configuration_increment_, velocity_increment_;
+  State stage_;
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Integrator>(
+      "rkmk", "1.0.0",
+      "Munthe-Kaas Lie group Runge-Kutta; tableau euler, heun, rk3, rk4 or custom (a, b, c)",
+      [](const liembs::ConfigTable& options) { return std::make_unique<RkmkIntegrator>(options); });
+}

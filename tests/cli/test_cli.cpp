@@ -1,0 +1,214 @@
+// The liembs program end to end: subcommands, outputs, and every error kind with its
+// message and exit status (README.md, "Exit status").
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-cli-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Runs liembs with `arguments` (already shell-quoted where needed) from `cwd`.
+Result liembs(const std::string& arguments, const fs::path& cwd = fs::temp_directory_path()) {
+  const fs::path dir = scratch("io");
+  const std::string command = "cd '" + cwd.string() + "' && env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments +
+                              " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(dir / "out"), read_file(dir / "err")};
+}
+
+const std::string data = LIEMBS_TEST_DATA_DIR;
+const std::string free_body = "'" + data + "/free-body.toml'";
+std::string broken(const std::string& name) { return "'" LIEMBS_TEST_BROKEN_PLUGIN_DIR "/" + name + "'"; }
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  const fs::path file = scratch("configs") / name;
+  std::ofstream(file) << text;
+  return file;
+}
+
+bool has_leftovers(const fs::path& dir) {
+  if (!fs::exists(dir)) return false;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    (void)entry;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("help of every command exits 0", "[cli]") {
+  for (const char* command : {"--help", "run --help", "validate --help", "plugins --help", "compare --help"}) {
+    const Result result = liembs(command);
+    INFO(command << "\n" << result.err);
+    CHECK(result.status == 0);
+    CHECK_THAT(result.out, Contains("Usage: liembs"));
+  }
+  CHECK(liembs("").status == 1);
+  CHECK_THAT(liembs("frobnicate").err, Contains("unknown command 'frobnicate'"));
+}
+
+TEST_CASE("liembs plugins lists the built-in components without any environment variable", "[cli]") {
+  const Result result = liembs("plugins");
+  INFO(result.err);
+  CHECK(result.status == 0);
+  for (const char* line : {"group           SE3", "group           SO3xR3", "integrator      rkmk",
+                           "algorithm       newton-euler"})
+    CHECK_THAT(result.out, Contains(line));
+  CHECK_THAT(result.out, Contains("liembs-integrator-rkmk.so"));
+}
+
+TEST_CASE("run writes trajectory.csv and summary.json; validate checks without running", "[cli]") {
+  const fs::path out = scratch("run-ok") / "out";
+  const Result result = liembs("run " + free_body + " --output '" + out.string() + "' --set simulation.output_every=10");
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Contains("energy drift"));
+  const std::string csv = read_file(out / "trajectory.csv");
+  CHECK_THAT(csv, Contains("time,body.x,body.y,body.z,body.qw"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 1 + 10);  // header, t = 0, every 10th of 100 steps
+  const std::string summary = read_file(out / "summary.json");
+  CHECK_THAT(summary, Contains("\"group\": \"SE3\"") && Contains("\"steps\": 100") &&
+                          Contains("\"energy_drift_max_relative\""));
+  for (const auto& entry : fs::directory_iterator(out))
+    CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+
+  const Result quiet = liembs("run " + free_body + " --quiet --output '" + (out / "q").string() + "'");
+  CHECK(quiet.status == 0);
+  CHECK(quiet.out.empty());
+
+  const Result valid = liembs("validate " + free_body);
+  CHECK(valid.status == 0);
+  CHECK_THAT(valid.out, Contains("valid (1 bodies; group SE3"));
+}
+
+TEST_CASE("compare prints one row per combination", "[cli]") {
+  const fs::path out = scratch("compare");
+  const Result result = liembs("compare " + free_body + " --vary group.name=SE3,SO3xR3 --vary integrator.tableau=heun,rk4"
+                               " --output '" + out.string() + "'");
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Contains("group.name=SO3xR3 integrator.tableau=heun"));
+  CHECK(std::count(result.out.begin(), result.out.end(), '\n') == 5);
+  CHECK_THAT(read_file(out / "comparison.csv"), Contains("\"group.name=SE3 integrator.tableau=rk4\""));
+}
+
+TEST_CASE("configuration errors exit 2 naming file, line and key", "[cli][errors]") {
+  SECTION("unknown key with suggestion") {
+    const Result r = liembs("validate " + free_body + " --set integrator.tablaeu=rk4");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("unknown key 'integrator.tablaeu'") && Contains("did you mean 'tableau'?"));
+  }
+  SECTION("wrong type") {
+    const Result r = liembs("run " + free_body + " --set simulation.step_size=small");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("simulation.step_size: expected a number, found a string"));
+  }
+  SECTION("out of range, with position in the file") {
+    const fs::path file = write_config("range.toml", read_file(data + "/free-body.toml") + "\n");
+    std::string text = read_file(file);
+    text.replace(text.find("step_size = 0.01"), 16, "step_size = -0.01");
+    std::ofstream(file) << text;
+    const Result r = liembs("run '" + file.string() + "'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("range.toml:") && Contains("simulation.step_size: value -0.01 is out of range"));
+  }
+  SECTION("TOML syntax error") {
+    const fs::path file = write_config("syntax.toml", "title = \"x\"\n[model\n");
+    const Result r = liembs("validate '" + file.string() + "'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("syntax.toml:2:") && Contains("TOML syntax error"));
+  }
+  SECTION("missing file") {
+    const Result r = liembs("run /nonexistent/run.toml");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("/nonexistent/run.toml: cannot read"));
+  }
+  SECTION("invalid body names the body") {
+    const Result r = liembs("validate " + free_body + " --set 'model.bodies.0.inertia=[[1,0,0],[0,1,0],[0,0,3]]'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("body 'body'") && Contains("triangle inequality"));
+  }
+  SECTION("usage error") {
+    const Result r = liembs("run");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Contains("missing the TOML file"));
+  }
+}
+
+TEST_CASE("plugin errors exit 3 with the file and the reason", "[cli][errors]") {
+  SECTION("unknown name: available names and nearest match, at the key's position") {
+    const Result r = liembs("run " + free_body + " --set group.name=se3");
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("group.name: unknown group 'se3'; available: SE3, SO3xR3 (did you mean 'SE3'?)"));
+  }
+  SECTION("library not found") {
+    const Result r = liembs("run " + free_body + " --set 'plugins.paths=[\"/nonexistent/liembs-x.so\"]'");
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("plugin library or folder not found: /nonexistent/liembs-x.so") &&
+                          Contains("[plugins] paths"));
+  }
+  SECTION("entry symbol missing") {
+    const Result r = liembs("plugins --plugin-path " + broken("missing-entry"));
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("liembs-missing-entry.so: entry symbol 'liembs_plugin_register' is missing"));
+  }
+  SECTION("ABI mismatch") {
+    const Result r = liembs("run " + free_body + " --plugin-path " + broken("abi-mismatch"));
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("liembs-abi-mismatch.so: ABI mismatch in 'eigen_max_align_bytes'"));
+  }
+  SECTION("not a shared library") {
+    const Result r = liembs("plugins --plugin-path " + broken("not-a-library"));
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("liembs-not-a-library.so: cannot load the plugin library"));
+  }
+  SECTION("exception while creating a component") {
+    const Result r = liembs("run " + free_body + " --plugin-path " + broken("throwing-factory") +
+                            " --set integrator.name=throwing");
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("creating integrator 'throwing'") && Contains("deliberate failure in the factory"));
+  }
+  SECTION("LIEMBS_PLUGIN_PATH is searched") {
+    const fs::path dir = scratch("env");
+    const std::string command = "LIEMBS_PLUGIN_PATH=" + broken("throwing-factory") + " '" LIEMBS_CLI "' plugins > '" +
+                                (dir / "out").string() + "'";
+    CHECK(std::system(command.c_str()) == 0);
+    CHECK_THAT(read_file(dir / "out"), Contains("throwing") && Contains("LIEMBS_PLUGIN_PATH"));
+  }
+}
+
+TEST_CASE("a run whose state stops being finite exits 5 and leaves no output file", "[cli][errors]") {
+  const fs::path out = scratch("diverge") / "out";
+  const Result r = liembs("run " + free_body + " --output '" + out.string() +
+                          "' --set 'model.gravity=[0,0,-1e308]' --set simulation.step_size=0.5");
+  CHECK(r.status == 5);
+  CHECK_THAT(r.err, Contains("body 'body' is not finite after the step from t = 0") && Contains("step size 0.5"));
+  CHECK_FALSE(has_leftovers(out));
+}

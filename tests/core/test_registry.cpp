@@ -1,0 +1,88 @@
+// Plugin registry: discovery, ABI check, lookup with suggestions, every error path.
+#include "../test_support.hpp"
+
+#include <liembs/error.hpp>
+#include <liembs/plugin/registry.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace liembs;
+using Catch::Matchers::Contains;
+
+namespace {
+std::string broken(const std::string& name) { return std::string(LIEMBS_TEST_BROKEN_PLUGIN_DIR) + "/" + name; }
+std::shared_ptr<ConfigDocument> empty_options() { return ConfigDocument::from_string("", "options"); }
+}  // namespace
+
+TEST_CASE("the built-in plugins are found with kind, version, summary and file", "[registry]") {
+  auto registry = testing::build_tree_registry();
+  for (const auto& [kind, name] : std::vector<std::pair<Kind, std::string>>{
+           {Kind::group, "SE3"}, {Kind::group, "SO3xR3"}, {Kind::integrator, "rkmk"}, {Kind::algorithm, "newton-euler"}}) {
+    const ComponentInfo& info = registry->find(kind, name);
+    CHECK(info.kind == kind);
+    CHECK(!info.version.empty());
+    CHECK(!info.summary.empty());
+    CHECK_THAT(info.library, Contains("liembs-"));
+  }
+  auto group = registry->create<Group>("SE3", empty_options()->root());
+  REQUIRE(group);
+  CHECK(group->velocity_convention() == VelocityConvention::body_twist);
+}
+
+TEST_CASE("an unknown name lists the available names and the nearest match", "[registry]") {
+  auto registry = testing::build_tree_registry();
+  CHECK_THROWS_WITH(registry->find(Kind::group, "se3"),
+                    Contains("unknown group 'se3'") && Contains("available: SE3, SO3xR3") &&
+                        Contains("did you mean 'SE3'?"));
+  CHECK_THROWS_AS(registry->find(Kind::integrator, "rk45"), PluginError);
+}
+
+TEST_CASE("fingerprints are compared item by item", "[registry]") {
+  CHECK(Registry::compare_fingerprints(abi::fingerprint, abi::fingerprint).empty());
+  CHECK_THAT(Registry::compare_fingerprints("liembs=0.1;cxx_standard=202002", "liembs=0.1;cxx_standard=201703"),
+             Contains("'cxx_standard'") && Contains("plugin built with 201703") && Contains("this liembs with 202002"));
+  CHECK_THAT(Registry::compare_fingerprints("liembs=0.1", "liembs=0.1;extra=1"), Contains("'extra'"));
+  CHECK_THAT(Registry::compare_fingerprints("liembs=0.1;isa=avx", "liembs=0.1"), Contains("(absent)"));
+}
+
+TEST_CASE("a plugin built with another Eigen alignment is refused before registration", "[registry]") {
+  Registry registry;
+  registry.append_search_path({{broken("abi-mismatch"), "test", true}});
+  CHECK_THROWS_WITH(registry.load(), Contains("liembs-abi-mismatch.so") &&
+                                         Contains("ABI mismatch in 'eigen_max_align_bytes'") &&
+                                         Contains("plugin built with 0"));
+  CHECK(registry.components().empty());
+}
+
+TEST_CASE("missing entry symbol, non-library file and missing path are errors naming the file", "[registry]") {
+  Registry missing_entry;
+  missing_entry.append_search_path({{broken("missing-entry"), "test", true}});
+  CHECK_THROWS_WITH(missing_entry.load(), Contains("liembs-missing-entry.so") &&
+                                              Contains("entry symbol 'liembs_plugin_register' is missing"));
+  Registry not_library;
+  not_library.append_search_path({{broken("not-a-library"), "test", true}});
+  CHECK_THROWS_WITH(not_library.load(), Contains("liembs-not-a-library.so") && Contains("cannot load"));
+  Registry absent;
+  absent.append_search_path({{"/nonexistent/plugins", "the test", true}});
+  CHECK_THROWS_WITH(absent.load(), Contains("not found: /nonexistent/plugins") && Contains("from the test"));
+  Registry optional_absent;
+  optional_absent.append_search_path({{"/nonexistent/plugins", "the test", false}});
+  CHECK_NOTHROW(optional_absent.load());
+}
+
+TEST_CASE("an exception in a factory becomes a PluginError naming the component", "[registry]") {
+  Registry registry;
+  registry.append_search_path({{broken("throwing-factory"), "test", true}});
+  registry.load();
+  CHECK_THROWS_WITH(registry.create<Integrator>("throwing", empty_options()->root()),
+                    Contains("creating integrator 'throwing'") && Contains("liembs-throwing-factory.so") &&
+                        Contains("deliberate failure in the factory"));
+}
+
+TEST_CASE("earlier search-path entries shadow later ones", "[registry]") {
+  Registry registry;
+  registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "first", true}, {LIEMBS_TEST_PLUGIN_DIR, "second", true}});
+  registry.load();
+  CHECK(registry.names(Kind::group).size() == 2);
+  CHECK(registry.shadowed().size() == registry.components().size());
+}

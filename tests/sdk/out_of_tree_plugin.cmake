@@ -1,0 +1,44 @@
+# ctest script: install LieMBS into a scratch prefix, build sdk/plugin-template out of tree
+# with find_package(LieMBS), load it through the installed liembs and use it in a run.
+# Its Lie-Euler steps must reproduce rkmk with the euler tableau.
+cmake_minimum_required(VERSION 3.22)
+file(REMOVE_RECURSE ${SCRATCH_DIR})
+set(prefix ${SCRATCH_DIR}/prefix)
+
+function(run_checked)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "command failed (${status}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run_checked(${CMAKE_COMMAND} --install ${LIEMBS_BUILD_DIR} --prefix ${prefix})
+run_checked(${CMAKE_COMMAND} -S ${LIEMBS_SOURCE_DIR}/sdk/plugin-template -B ${SCRATCH_DIR}/build
+            -G ${CMAKE_GENERATOR} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
+run_checked(${CMAKE_COMMAND} --build ${SCRATCH_DIR}/build)
+
+set(liembs ${prefix}/bin/liembs)
+run_checked(${CMAKE_COMMAND} -E env LIEMBS_PLUGIN_PATH=${SCRATCH_DIR}/build ${liembs} plugins)
+foreach(expected "integrator +lie-euler" "integrator +rkmk" "group +SE3" "group +SO3xR3")
+  if(NOT last_output MATCHES "${expected}")
+    message(FATAL_ERROR "'liembs plugins' does not list '${expected}':\n${last_output}")
+  endif()
+endforeach()
+
+set(config ${LIEMBS_SOURCE_DIR}/tests/data/free-body.toml)
+run_checked(${CMAKE_COMMAND} -E env LIEMBS_PLUGIN_PATH=${SCRATCH_DIR}/build
+            ${liembs} run ${config} --quiet --output ${SCRATCH_DIR}/template
+            --set integrator.name=lie-euler --set integrator.substeps=1)
+run_checked(${liembs} run ${config} --quiet --output ${SCRATCH_DIR}/rkmk
+            --set integrator.name=rkmk --set integrator.tableau=euler)
+file(READ ${SCRATCH_DIR}/template/trajectory.csv template_trajectory)
+file(READ ${SCRATCH_DIR}/rkmk/trajectory.csv rkmk_trajectory)
+if(NOT template_trajectory STREQUAL rkmk_trajectory)
+  message(FATAL_ERROR "the template's Lie-Euler trajectory differs from rkmk/euler")
+endif()
+string(LENGTH "${template_trajectory}" length)
+if(length LESS 1000)
+  message(FATAL_ERROR "trajectory unexpectedly short (${length} characters)")
+endif()
+message(STATUS "out-of-tree plugin built, loaded and equal to rkmk/euler")
