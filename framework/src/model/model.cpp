@@ -20,6 +20,50 @@ Mat6 RigidBody::spatial_inertia() const {
   return M;
 }
 
+std::string_view to_string(JointType type) {
+  switch (type) {
+    case JointType::revolute: return "revolute";
+    case JointType::prismatic: return "prismatic";
+    case JointType::helical: return "helical";
+    case JointType::cylindrical: return "cylindrical";
+    case JointType::universal: return "universal";
+    case JointType::spherical: return "spherical";
+    case JointType::planar: return "planar";
+    case JointType::fixed: return "fixed";
+  }
+  return "unknown";
+}
+
+Vec6 revolute_screw(const Vec3& axis, const Vec3& point) { return helical_screw(axis, point, 0.0); }
+
+Vec6 prismatic_screw(const Vec3& axis) {
+  Vec6 screw;
+  screw << Vec3::Zero(), axis.normalized();
+  return screw;
+}
+
+Vec6 helical_screw(const Vec3& axis, const Vec3& point, double pitch) {
+  const Vec3 e = axis.normalized();
+  Vec6 screw;
+  screw << e, point.cross(e) + pitch * e;
+  return screw;
+}
+
+std::size_t Model::joint_dof() const {
+  std::size_t dof = 0;
+  for (const auto& joint : joints) dof += joint.dof();
+  return dof;
+}
+
+std::vector<std::size_t> Model::free_bodies() const {
+  std::vector<bool> moved(bodies.size(), false);
+  for (const auto& joint : joints) moved[joint.child] = true;
+  std::vector<std::size_t> result;
+  for (std::size_t i = 0; i < bodies.size(); ++i)
+    if (!moved[i]) result.push_back(i);
+  return result;
+}
+
 std::size_t Model::body_index(std::string_view name) const {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
@@ -102,8 +146,8 @@ Model load_model(const ConfigTable& table) {
     const std::string problem = check_inertia(body.inertia);
     if (!problem.empty())
       body_table.fail(body_table.contains("inertia") ? "inertia" : "inertia_diagonal", who + problem);
-    body.initial_pose.R = read_rotation(body_table);
-    body.initial_pose.r = body_table.vec3_or("position", Vec3::Zero());
+    body.reference_pose.R = read_rotation(body_table);
+    body.reference_pose.r = body_table.vec3_or("position", Vec3::Zero());
     body.initial_angular_velocity = body_table.vec3_or("angular_velocity", Vec3::Zero());
     body.initial_linear_velocity = body_table.vec3_or("linear_velocity", Vec3::Zero());
     model.bodies.push_back(body);

@@ -14,9 +14,9 @@ State initial_state(const Model& model, const Group& group) {
   Eigen::VectorXd twists(6 * n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const RigidBody& body = model.bodies[static_cast<std::size_t>(i)];
-    state.poses.push_back(body.initial_pose);
+    state.poses.push_back(body.reference_pose);
     twists.segment<3>(6 * i) = body.initial_angular_velocity;
-    twists.segment<3>(6 * i + 3) = body.initial_pose.R.transpose() * body.initial_linear_velocity;
+    twists.segment<3>(6 * i + 3) = body.reference_pose.R.transpose() * body.initial_linear_velocity;
   }
   state.velocities.resize(6 * n);
   group.from_body_twists(state.poses, twists.data(), state.velocities.data());

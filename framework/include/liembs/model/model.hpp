@@ -1,7 +1,9 @@
 #pragma once
-// The multibody model: rigid bodies with their inertia, reference pose and initial
-// velocity, gravity and applied loads. Bodies without joints are free bodies whose
-// configuration lives on the group chosen for the run (absolute coordinates).
+// The multibody model as in papers 000/001: rigid bodies with their inertia and reference
+// pose A_i (the pose at q = 0), joints given by their world-frame screws Y at q = 0 (the CAD
+// form, no joint frames), gravity and applied loads. A body that is no joint's child is a
+// free body: its configuration lives on the group chosen for the run (a floating base, or
+// a body in absolute coordinates).
 #include <liembs/lie/types.hpp>
 
 #include <string>
@@ -16,7 +18,8 @@ struct RigidBody {
   double mass = 1.0;
   Vec3 center_of_mass = Vec3::Zero();   // in the body frame
   Mat3 inertia = Mat3::Identity();      // about the centre of mass, in the body frame
-  Pose initial_pose;                    // body frame in the world at t = 0
+  Pose reference_pose;                  // A_i: body frame in the world at q = 0 (free body: at t = 0)
+  // Initial velocity of a free body (unused for a body moved by a joint):
   Vec3 initial_angular_velocity = Vec3::Zero();  // body-fixed omega
   Vec3 initial_linear_velocity = Vec3::Zero();   // world-frame velocity r' of the body origin
 
@@ -36,13 +39,50 @@ struct AppliedWrench {
   Vec3 force = Vec3::Zero();
 };
 
+enum class JointType { revolute, prismatic, helical, cylindrical, universal, spherical, planar, fixed };
+
+std::string_view to_string(JointType type);
+
+// A joint between a parent (a body or the world) and a child body. Its motion is the
+// product of exponentials of its screws, in order (canonical coordinates of the second
+// kind, 001 Remark 4): C_child = C_parent A_parent^-1 exp(Y_1 q_1) ... exp(Y_k q_k) A_child
+// in the zero-reference form, i.e. relative motion B exp(X_1 q_1) ... exp(X_k q_k) with
+// X_j = Ad_{A_child}^-1 Y_j.
+//   revolute (e; y x e)   prismatic (0; e)   helical (e; y x e + h e)
+//   cylindrical: revolute + prismatic on one axis; universal: two revolutes;
+//   spherical: revolutes about the world x, y, z axes through the centre;
+//   planar: prismatic along u, w then revolute about the normal n; fixed: no screw.
+struct Joint {
+  static constexpr std::size_t world = static_cast<std::size_t>(-1);
+
+  std::string name;
+  JointType type = JointType::revolute;
+  std::size_t parent = world;  // body index or Joint::world
+  std::size_t child = 0;       // body index
+  std::vector<Vec6> screws;    // world-frame screws Y_j at q = 0, one per degree of freedom
+  Eigen::VectorXd initial_position;  // q at t = 0 (size = dof)
+  Eigen::VectorXd initial_velocity;  // q' at t = 0
+
+  std::size_t dof() const { return screws.size(); }
+};
+
+// World-frame screw coordinates at q = 0 (001 eq. 12).
+Vec6 revolute_screw(const Vec3& axis, const Vec3& point);
+Vec6 prismatic_screw(const Vec3& axis);
+Vec6 helical_screw(const Vec3& axis, const Vec3& point, double pitch);
+
 struct Model {
   std::vector<RigidBody> bodies;
+  std::vector<Joint> joints;
   Vec3 gravity = Vec3::Zero();
   std::vector<AppliedWrench> loads;
 
   // Index of the body called `name`; throws ModelError listing the body names.
   std::size_t body_index(std::string_view name) const;
+  // Total number of joint coordinates.
+  std::size_t joint_dof() const;
+  // Bodies that are no joint's child (they float on the run's group).
+  std::vector<std::size_t> free_bodies() const;
   // True when the only forces are gravity (energy is then an invariant).
   bool is_conservative() const { return loads.empty(); }
   // True when no external force acts (spatial momentum is then an invariant).
