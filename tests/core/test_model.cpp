@@ -23,8 +23,8 @@ TEST_CASE("a valid body is read with its pose and velocities", "[model]") {
                            "position = [1, 2, 3]\nrotation_vector = [0, 0, 1.5707963267948966]\n"
                            "angular_velocity = [0, 0, 1]\nlinear_velocity = [1, 0, 0]\n");
   REQUIRE(model.bodies.size() == 1);
-  CHECK(model.bodies[0].initial_pose.r == Vec3(1, 2, 3));
-  CHECK((model.bodies[0].initial_pose.R * Vec3::UnitX() - Vec3::UnitY()).norm() < 1e-15);
+  CHECK(model.bodies[0].reference_pose.r == Vec3(1, 2, 3));
+  CHECK((model.bodies[0].reference_pose.R * Vec3::UnitX() - Vec3::UnitY()).norm() < 1e-15);
   CHECK(model.body_index("a") == 0);
   CHECK_THROWS_WITH(model.body_index("b"), Contains("unknown body 'b'") && Contains("bodies: a"));
 }
