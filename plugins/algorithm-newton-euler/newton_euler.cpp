@@ -8,6 +8,7 @@
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
+#include <liembs/sim/invariants.hpp>
 
 #include <Eigen/Cholesky>
 
@@ -58,6 +59,16 @@ class FreeBodyDynamics final : public ForwardDynamics {
     group_.rates_from_body_twist_rates(state.poses, twists_.data(), twist_rates_.data(), rates.data());
   }
 
+  std::size_t free_bodies() const override { return model_->bodies.size(); }
+  std::size_t joint_coordinates() const override { return 0; }
+  State initial_state() const override { return liembs::initial_state(*model_, group_); }
+  void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
+    poses = state.poses;
+    group_.to_body_twists(state.poses, state.velocities.data(), twists_.data());
+    twists.resize(poses.size());
+    for (std::size_t i = 0; i < poses.size(); ++i) twists[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
+  }
+
  private:
   std::shared_ptr<const Model> model_;
   const Group& group_;
@@ -73,6 +84,10 @@ class NewtonEuler final : public Algorithm {
                        "' do not combine: newton-euler integrates free bodies in absolute coordinates, "
                        "where each body's twist convention is fixed by the group ('" + context.group_name +
                        "'); remove the [representation] section");
+    if (!context.model->joints.empty())
+      throw ModelError("algorithm 'newton-euler' integrates unconnected free bodies, but the model has " +
+                       std::to_string(context.model->joints.size()) + " joint(s) (first: '" +
+                       context.model->joints.front().name + "'); use algorithm 'aba' or 'crba-cholesky'");
     return std::make_unique<FreeBodyDynamics>(context.model, context.group);
   }
 };

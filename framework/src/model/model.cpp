@@ -1,5 +1,6 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
+#include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/util/nearest_name.hpp>
@@ -119,6 +120,163 @@ Mat3 read_rotation(const ConfigTable& body) {
   return Mat3::Identity();
 }
 
+Vec3 read_axis(const ConfigTable& joint, std::string_view key, const std::string& who) {
+  const Vec3 axis = joint.vec3(key);
+  if (!(axis.norm() > 1e-12)) joint.fail(key, who + "the axis is zero");
+  return axis.normalized();
+}
+
+// Any unit vector perpendicular to n.
+Vec3 perpendicular(const Vec3& n) {
+  const Vec3 trial = std::abs(n.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
+  return n.cross(trial).normalized();
+}
+
+// The joint's screws in the coordinates its data are given in (world, or the child body
+// frame at q = 0); see the decomposition in model.hpp.
+std::vector<Vec6> read_screws(const ConfigTable& joint, JointType type, const std::string& who) {
+  const Vec3 point = joint.vec3_or("point", Vec3::Zero());
+  switch (type) {
+    case JointType::revolute: return {revolute_screw(read_axis(joint, "axis", who), point)};
+    case JointType::prismatic: return {prismatic_screw(read_axis(joint, "axis", who))};
+    case JointType::helical:
+      return {helical_screw(read_axis(joint, "axis", who), point, joint.number("pitch"))};
+    case JointType::cylindrical: {
+      const Vec3 axis = read_axis(joint, "axis", who);
+      return {revolute_screw(axis, point), prismatic_screw(axis)};
+    }
+    case JointType::universal: {
+      const auto rows = joint.number_rows("axes");
+      if (rows.size() != 2 || rows.front().size() != 3) joint.fail("axes", who + "expected two axes [[x, y, z], [x, y, z]]");
+      const Vec3 first(rows[0][0], rows[0][1], rows[0][2]), second(rows[1][0], rows[1][1], rows[1][2]);
+      if (!(first.norm() > 1e-12) || !(second.norm() > 1e-12)) joint.fail("axes", who + "an axis is zero");
+      if (first.normalized().cross(second.normalized()).norm() < 1e-9)
+        joint.fail("axes", who + "the two axes are parallel");
+      return {revolute_screw(first, point), revolute_screw(second, point)};
+    }
+    case JointType::spherical:
+      return {revolute_screw(Vec3::UnitX(), point), revolute_screw(Vec3::UnitY(), point),
+              revolute_screw(Vec3::UnitZ(), point)};
+    case JointType::planar: {
+      const Vec3 normal = read_axis(joint, "normal", who);
+      const Vec3 u = perpendicular(normal), w = normal.cross(u);
+      return {prismatic_screw(u), prismatic_screw(w), revolute_screw(normal, point)};
+    }
+    case JointType::fixed: return {};
+  }
+  return {};
+}
+
+Eigen::VectorXd read_joint_values(const ConfigTable& joint, std::string_view key, std::size_t dof, const std::string& who) {
+  Eigen::VectorXd values = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dof));
+  if (!joint.contains(key)) return values;
+  std::vector<double> numbers;
+  try {
+    numbers = {joint.number(key)};
+  } catch (const ConfigError&) {
+    numbers = joint.numbers(key);
+  }
+  if (numbers.size() != dof)
+    joint.fail(key, who + "expected " + std::to_string(dof) + " value(s), one per degree of freedom, found " +
+                        std::to_string(numbers.size()));
+  for (std::size_t k = 0; k < dof; ++k) values(static_cast<Eigen::Index>(k)) = numbers[k];
+  return values;
+}
+
+const std::vector<std::string>& joint_type_names() {
+  static const std::vector<std::string> names{"revolute", "prismatic", "helical", "cylindrical",
+                                              "universal", "spherical", "planar", "fixed"};
+  return names;
+}
+
+// Reads [[model.joints]]. A joint is given either by world-frame screw data at q = 0 (the
+// CAD form of 001, frame = "world", the default) or in the child body frame together with
+// the child's reference pose relative to the parent (frame = "body": child_position,
+// child_rotation_vector), which then defines the child's reference pose.
+void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>& pose_given) {
+  struct Pending {
+    ConfigTable table;
+    Joint joint;
+    bool body_frame;
+    std::vector<Vec6> local_screws;
+    Pose child_in_parent;
+  };
+  std::vector<Pending> pending;
+  std::set<std::string> names;
+  std::vector<bool> is_child(model.bodies.size(), false);
+  for (const auto& joint_table : table.table_array("joints")) {
+    Joint joint;
+    joint.name = joint_table.string("name");
+    if (joint.name.empty()) joint_table.fail("name", "joint name is empty");
+    if (!names.insert(joint.name).second) joint_table.fail("name", "duplicate joint name '" + joint.name + "'");
+    const std::string who = "joint '" + joint.name + "': ";
+    const std::string type = joint_table.choice("type", joint_type_names());
+    for (std::size_t t = 0; t < joint_type_names().size(); ++t)
+      if (joint_type_names()[t] == type) joint.type = static_cast<JointType>(t);
+    const std::string parent = joint_table.string("parent");
+    const std::string child = joint_table.string("child");
+    try {
+      joint.parent = parent == "world" ? Joint::world : model.body_index(parent);
+    } catch (const ModelError& error) {
+      joint_table.fail("parent", who + error.what() + " (or 'world')");
+    }
+    try {
+      joint.child = model.body_index(child);
+    } catch (const ModelError& error) {
+      joint_table.fail("child", who + error.what());
+    }
+    if (joint.parent == joint.child) joint_table.fail("child", who + "parent and child are the same body");
+    const bool body_frame = joint_table.choice_or("frame", {"world", "body"}, "world") == "body";
+    std::vector<Vec6> screws = read_screws(joint_table, joint.type, who);
+    Pose child_in_parent;
+    if (body_frame) {
+      if (pose_given[joint.child])
+        joint_table.fail("frame", who + "with frame = \"body\" the child's reference pose comes from child_position and "
+                                        "child_rotation_vector; remove position/rotation from body '" + child + "'");
+      if (is_child[joint.child]) joint_table.fail("child", who + "body '" + child + "' already has a body-frame joint");
+      child_in_parent.r = joint_table.vec3_or("child_position", Vec3::Zero());
+      child_in_parent.R = so3::exp(joint_table.vec3_or("child_rotation_vector", Vec3::Zero()));
+    } else {
+      for (const char* key : {"child_position", "child_rotation_vector"})
+        if (joint_table.contains(key)) joint_table.fail(key, who + "only read with frame = \"body\"");
+    }
+    is_child[joint.child] = true;
+    joint.initial_position = read_joint_values(joint_table, "initial_position", screws.size(), who);
+    joint.initial_velocity = read_joint_values(joint_table, "initial_velocity", screws.size(), who);
+    pending.push_back({joint_table, joint, body_frame, std::move(screws), child_in_parent});
+  }
+
+  // Body-frame joints define their child's reference pose from the parent's: resolve them
+  // parents first.
+  std::vector<bool> resolved(model.bodies.size(), true);
+  for (const auto& item : pending)
+    if (item.body_frame) resolved[item.joint.child] = false;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto& item : pending) {
+      if (!item.body_frame || resolved[item.joint.child]) continue;
+      const bool parent_known = item.joint.parent == Joint::world || resolved[item.joint.parent];
+      if (!parent_known) continue;
+      const Pose parent_pose = item.joint.parent == Joint::world ? Pose{} : model.bodies[item.joint.parent].reference_pose;
+      model.bodies[item.joint.child].reference_pose = se3::compose(parent_pose, item.child_in_parent);
+      resolved[item.joint.child] = true;
+      progress = true;
+    }
+  }
+  for (auto& item : pending) {
+    if (item.body_frame) {
+      if (!resolved[item.joint.child])
+        item.table.fail("frame", "joint '" + item.joint.name + "': the reference pose of body '" +
+                                     model.bodies[item.joint.child].name + "' depends on itself through a loop of "
+                                     "body-frame joints");
+      const Mat6 to_world = se3::Ad(model.bodies[item.joint.child].reference_pose);
+      for (auto& screw : item.local_screws) screw = to_world * screw;  // Y = Ad_{A_child} X
+    }
+    item.joint.screws = std::move(item.local_screws);
+    model.joints.push_back(std::move(item.joint));
+  }
+}
+
 }  // namespace
 
 Model load_model(const ConfigTable& table) {
@@ -128,6 +286,7 @@ Model load_model(const ConfigTable& table) {
   if (bodies.empty()) table.fail("bodies", "the model has no bodies: add at least one [[" + table.path_of("bodies") + "]]");
 
   std::set<std::string> names;
+  std::vector<bool> pose_given;
   for (const auto& body_table : bodies) {
     RigidBody body;
     body.name = body_table.string("name");
@@ -146,12 +305,16 @@ Model load_model(const ConfigTable& table) {
     const std::string problem = check_inertia(body.inertia);
     if (!problem.empty())
       body_table.fail(body_table.contains("inertia") ? "inertia" : "inertia_diagonal", who + problem);
+    pose_given.push_back(body_table.contains("position") || body_table.contains("rotation_vector") ||
+                         body_table.contains("quaternion") || body_table.contains("rotation_matrix"));
     body.reference_pose.R = read_rotation(body_table);
     body.reference_pose.r = body_table.vec3_or("position", Vec3::Zero());
     body.initial_angular_velocity = body_table.vec3_or("angular_velocity", Vec3::Zero());
     body.initial_linear_velocity = body_table.vec3_or("linear_velocity", Vec3::Zero());
     model.bodies.push_back(body);
   }
+
+  read_joints(table, model, pose_given);
 
   for (const auto& load : table.table_array("loads")) {
     AppliedWrench wrench;

@@ -23,13 +23,12 @@ State initial_state(const Model& model, const Group& group) {
   return state;
 }
 
-Invariants compute_invariants(const Model& model, const Group& group, const State& state) {
+Invariants compute_invariants(const Model& model, const std::vector<Pose>& poses, const std::vector<Vec6>& twists) {
   Invariants result;
-  const Eigen::VectorXd twists = body_twists(group, state);
   for (std::size_t i = 0; i < model.bodies.size(); ++i) {
     const RigidBody& body = model.bodies[i];
-    const Pose& pose = state.poses[i];
-    const Vec6 twist = twists.segment<6>(6 * static_cast<Eigen::Index>(i));
+    const Pose& pose = poses[i];
+    const Vec6& twist = twists[i];
     const Vec6 momentum = body.spatial_inertia() * twist;  // (L about origin, p), body frame
     result.kinetic_energy += 0.5 * twist.dot(momentum);
     result.potential_energy -= body.mass * model.gravity.dot(pose.r + pose.R * body.center_of_mass);

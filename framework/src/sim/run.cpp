@@ -64,12 +64,17 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   run.settings.output_every = simulation.integer_or("output_every", 1, 1);
 
   run.group = create_from_section<Group>(registry, root.table("group"), run.group_name);
-  if (auto section = root.optional_table("representation"))
+  if (auto section = root.optional_table("representation")) {
     run.representation = create_from_section<Representation>(registry, *section, run.representation_name);
+  } else if (!run.model->joints.empty()) {
+    run.representation_name = "body-fixed";  // the default for trees
+    const auto no_options = ConfigDocument::from_string("", "(default representation options)");
+    run.representation = registry.create<Representation>(run.representation_name, no_options->root());
+  }
   if (auto section = root.optional_table("algorithm")) {
     run.algorithm = create_from_section<Algorithm>(registry, *section, run.algorithm_name);
   } else {
-    run.algorithm_name = "newton-euler";
+    run.algorithm_name = run.model->joints.empty() ? "newton-euler" : "aba";
     const auto no_options = ConfigDocument::from_string("", "(default algorithm options)");
     run.algorithm = registry.create<Algorithm>(run.algorithm_name, no_options->root());
   }
@@ -129,15 +134,15 @@ void write_csv_header(std::ostream& out, const Model& model) {
          ",linear_momentum_x,linear_momentum_y,linear_momentum_z,orthogonality_error\n";
 }
 
-void write_csv_row(std::ostream& out, const Group& group, const State& state, const Invariants& invariants) {
-  const Eigen::VectorXd twists = body_twists(group, state);
-  out << state.time;
-  for (std::size_t i = 0; i < state.poses.size(); ++i) {
-    const Pose& pose = state.poses[i];
+void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+                   const Invariants& invariants) {
+  out << time;
+  for (std::size_t i = 0; i < poses.size(); ++i) {
+    const Pose& pose = poses[i];
     Eigen::Quaterniond q(pose.R);
     if (q.w() < 0) q.coeffs() *= -1.0;
-    const Vec3 velocity = pose.R * twists.segment<3>(6 * static_cast<Eigen::Index>(i) + 3);
-    const Vec3 omega = twists.segment<3>(6 * static_cast<Eigen::Index>(i));
+    const Vec3 velocity = pose.R * twists[i].tail<3>();
+    const Vec3 omega = twists[i].head<3>();
     out << ',' << pose.r.x() << ',' << pose.r.y() << ',' << pose.r.z() << ',' << q.w() << ',' << q.x() << ','
         << q.y() << ',' << q.z() << ',' << omega.x() << ',' << omega.y() << ',' << omega.z() << ','
         << velocity.x() << ',' << velocity.y() << ',' << velocity.z();
@@ -149,13 +154,14 @@ void write_csv_row(std::ostream& out, const Group& group, const State& state, co
       << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error << '\n';
 }
 
-// Names the first body whose state is not finite, for the error message.
-std::string first_non_finite(const Model& model, const State& state) {
-  for (std::size_t i = 0; i < state.poses.size(); ++i) {
-    const bool velocity_ok = state.velocities.segment<6>(6 * static_cast<Eigen::Index>(i)).allFinite();
-    if (!state.poses[i].R.allFinite() || !state.poses[i].r.allFinite() || !velocity_ok)
+// Names the first body whose motion is not finite, for the error message.
+std::string first_non_finite(const Model& model, ForwardDynamics& dynamics, const State& state) {
+  std::vector<Pose> poses;
+  std::vector<Vec6> twists;
+  dynamics.body_motion(state, poses, twists);
+  for (std::size_t i = 0; i < poses.size(); ++i)
+    if (!poses[i].R.allFinite() || !poses[i].r.allFinite() || !twists[i].allFinite())
       return "body '" + model.bodies[i].name + "'";
-  }
   return "the joint coordinates";
 }
 
@@ -163,8 +169,15 @@ std::string first_non_finite(const Model& model, const State& state) {
 
 RunSummary execute_run(Run& run, const RunOutput& output) {
   const Model& model = *run.model;
-  StateSpace space(*run.group, model.bodies.size(), 0);
-  State state = initial_state(model, *run.group);
+  ForwardDynamics& dynamics = *run.dynamics;
+  StateSpace space(*run.group, dynamics.free_bodies(), dynamics.joint_coordinates());
+  State state = dynamics.initial_state();
+  std::vector<Pose> poses;
+  std::vector<Vec6> twists;
+  auto invariants_at = [&](const State& x) {
+    dynamics.body_motion(x, poses, twists);
+    return compute_invariants(model, poses, twists);
+  };
 
   std::unique_ptr<AtomicFile> trajectory, summary_file;
   if (output.directory) {
@@ -179,8 +192,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
   }
 
-  const Invariants initial = compute_invariants(model, *run.group, state);
-  if (trajectory) write_csv_row(trajectory->stream(), *run.group, state, initial);
+  const Invariants initial = invariants_at(state);
+  if (trajectory) write_csv_row(trajectory->stream(), state.time, poses, twists, initial);
   const double energy_scale = std::max({std::abs(initial.total_energy()), initial.kinetic_energy, 1e-300});
   const double momentum_scale = std::max(initial.angular_momentum.norm(), 1e-300);
 
@@ -199,21 +212,21 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   for (long long k = 1; k <= steps; ++k) {
     const double h = (k == steps) ? end_time - state.time : step_size;
     const double time_before = state.time;
-    run.integrator->step(space, *run.dynamics, state, h);
+    run.integrator->step(space, dynamics, state, h);
     if (!StateSpace::is_finite(state))
-      throw SimulationError("the state of " + first_non_finite(model, state) +
+      throw SimulationError("the state of " + first_non_finite(model, dynamics, state) +
                             " is not finite after the step from t = " + json_number(time_before) +
                             " s with step size " + json_number(h) + " s (integrator '" + run.integrator_name +
                             "'); reduce simulation.step_size");
     ++summary.steps;
-    const Invariants now = compute_invariants(model, *run.group, state);
+    const Invariants now = invariants_at(state);
     summary.energy_drift_max =
         std::max(summary.energy_drift_max, std::abs(now.total_energy() - initial.total_energy()) / energy_scale);
     summary.angular_momentum_drift_max = std::max(
         summary.angular_momentum_drift_max, (now.angular_momentum - initial.angular_momentum).norm() / momentum_scale);
     summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
     if (trajectory && (k % run.settings.output_every == 0 || k == steps))
-      write_csv_row(trajectory->stream(), *run.group, state, now);
+      write_csv_row(trajectory->stream(), state.time, poses, twists, now);
     if (k == steps) summary.energy_final = now.total_energy();
 
     if (show_progress && (k & 63) == 0) {

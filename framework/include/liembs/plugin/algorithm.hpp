@@ -20,6 +20,15 @@ class ForwardDynamics {
  public:
   virtual ~ForwardDynamics();
   virtual void velocity_rates(const State& state, Eigen::VectorXd& rates) = 0;
+
+  // The layout of the state this formulation integrates: free bodies on the group
+  // (State::poses) and joint coordinates (State::coordinates).
+  virtual std::size_t free_bodies() const = 0;
+  virtual std::size_t joint_coordinates() const = 0;
+  virtual State initial_state() const = 0;
+  // Pose and body-fixed twist (omega, R^T r') of every model body at a state, for outputs
+  // and invariants.
+  virtual void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) = 0;
 };
 
 struct DynamicsContext {

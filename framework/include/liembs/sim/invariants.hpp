@@ -16,9 +16,11 @@ struct Invariants {
   double orthogonality_error = 0.0;      // max over bodies of ||R^T R - 1||_F
 };
 
-Invariants compute_invariants(const Model& model, const Group& group, const State& state);
+// From the pose and body-fixed twist of every model body.
+Invariants compute_invariants(const Model& model, const std::vector<Pose>& poses, const std::vector<Vec6>& twists);
 
-// Initial state of a model: reference poses and initial velocities in the group's convention.
+// Initial state of a model of free bodies: reference poses and initial velocities in the
+// group's convention.
 State initial_state(const Model& model, const Group& group);
 
 // Body-fixed twists (omega, R^T r') of all bodies, 6 per body.

@@ -1,0 +1,426 @@
+#pragma once
+// The recursive O(n) algorithms of papers 000/001 written once over a representation policy
+// (representations.hpp) and instantiated by the representation plugins: forward
+// kinematics, RNEA, ABA, CRBA (+ Cholesky), Jacobians and a Coriolis matrix. Per-node data
+// lives in preallocated arrays; the only virtual call is the TreeDynamics entry point.
+//
+// Every algorithm uses the same three relations, in the policy's coordinates:
+//   V_i = T_i V_parent + S_i q'_i                      (twist recursion)
+//   A_i = T_i A_parent + c_i + S_i q''_i                (acceleration recursion)
+//   W_i = M_i A_i + b_i - W_i^ext + sum_children T_c^T W_c,   Q_i = S_i^T W_i
+#include <liembs/dynamics/representations.hpp>
+#include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/error.hpp>
+#include <liembs/lie/se3.hpp>
+#include <liembs/plugin/representation.hpp>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+
+#include <cmath>
+#include <string>
+
+namespace liembs {
+
+template <class Policy>
+class RecursiveDynamics final : public TreeDynamics {
+ public:
+  using Transform = typename Policy::Transform;
+
+  explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree) : tree_(std::move(tree)) {
+    const auto n = static_cast<std::size_t>(tree_->dof());
+    pose_.resize(n);
+    T_.resize(n);
+    S_.resize(n);
+    V_.resize(n);
+    c_.resize(n);
+    M_.resize(n);
+    A_.resize(n);
+    W_.resize(n);
+    articulated_.resize(n);
+    U_.resize(n);
+    D_.resize(n);
+    u_.resize(n);
+  }
+
+  std::string_view representation() const override { return Policy::name; }
+  const KinematicTree& tree() const override { return *tree_; }
+
+  void inverse_dynamics(const TreeState& state, const Eigen::VectorXd& acceleration, Eigen::VectorXd& force) override {
+    check_sizes(state, &acceleration, "acceleration");
+    kinematics(state, true);
+    const int n = tree_->dof();
+    const int offset = base_offset();
+    force.resize(tree_->velocity_dimension());
+    root_acceleration_ = root_gravity_acceleration();
+    if (tree_->floating_base)
+      root_acceleration_ += base_to_body_ * acceleration.head<6>() + Policy::frame_rate_term(state.base, state.base_twist);
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k] + S_[k] * acceleration(offset + i);
+      W_[k] = M_[k] * A_[k] + Policy::bias_wrench(pose_[k], M_[k], V_[k]);
+    }
+    apply_loads(-1.0);
+    if (tree_->floating_base) root_wrench_ = root_inertia_ * root_acceleration_ + Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
+    for (int i = n - 1; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      force(offset + i) = S_[k].dot(W_[k]);
+      const Vec6 to_parent = T_[k].apply_transpose(W_[k]);
+      if (tree_->parent[k] >= 0) W_[static_cast<std::size_t>(tree_->parent[k])] += to_parent;
+      else if (tree_->floating_base) root_wrench_ += to_parent;
+    }
+    if (tree_->floating_base) force.head<6>() = base_to_body_.transpose() * root_wrench_;
+  }
+
+  void forward_dynamics(const TreeState& state, const Eigen::VectorXd& force, Eigen::VectorXd& acceleration) override {
+    check_sizes(state, &force, "force");
+    kinematics(state, true);
+    const int n = tree_->dof();
+    const int offset = base_offset();
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      articulated_[k] = M_[k];
+      W_[k] = Policy::bias_wrench(pose_[k], M_[k], V_[k]);  // articulated bias wrench p_i
+    }
+    apply_loads(-1.0);
+    Mat6 root_articulated = root_inertia_;
+    Vec6 root_bias = Vec6::Zero();
+    if (tree_->floating_base) root_bias = Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
+    for (int i = n - 1; i >= 0; --i) {  // articulated inertias and bias wrenches, leaves first
+      const auto k = static_cast<std::size_t>(i);
+      U_[k] = articulated_[k] * S_[k];
+      D_[k] = S_[k].dot(U_[k]);
+      if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].norm())))
+        throw SimulationError("singular configuration: the articulated inertia of degree of freedom '" +
+                              tree_->dof_names[k] + "' vanishes (aligned joint axes?)");
+      u_[k] = force(offset + i) - S_[k].dot(W_[k]);
+      const Mat6 projected = articulated_[k] - U_[k] * U_[k].transpose() / D_[k];
+      const Vec6 projected_bias = W_[k] + projected * c_[k] + U_[k] * (u_[k] / D_[k]);
+      if (tree_->parent[k] >= 0) {
+        const auto p = static_cast<std::size_t>(tree_->parent[k]);
+        articulated_[p] += T_[k].congruence(projected);
+        W_[p] += T_[k].apply_transpose(projected_bias);
+      } else if (tree_->floating_base) {
+        root_articulated += T_[k].congruence(projected);
+        root_bias += T_[k].apply_transpose(projected_bias);
+      }
+    }
+    acceleration.resize(tree_->velocity_dimension());
+    root_acceleration_ = root_gravity_acceleration();
+    if (tree_->floating_base) {
+      // I^A_0 A_0 + p_0 = W_applied: the base has no joint, its force is an applied wrench.
+      const Vec6 applied = base_from_body_wrench_ * force.head<6>();
+      const Vec6 base_acceleration = root_articulated.ldlt().solve(applied - root_bias);
+      root_acceleration_ = base_acceleration;
+      acceleration.head<6>() = base_to_body_inverse_ * (base_acceleration - root_gravity_acceleration() -
+                                                        Policy::frame_rate_term(state.base, state.base_twist));
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k];
+      const double qdd = (u_[k] - U_[k].dot(A_[k])) / D_[k];
+      A_[k] += S_[k] * qdd;
+      acceleration(offset + i) = qdd;
+    }
+  }
+
+  void mass_matrix(const TreeState& state, Eigen::MatrixXd& mass) override {
+    check_sizes(state, nullptr, "");
+    kinematics(state, false);
+    const int n = tree_->dof();
+    const int offset = base_offset();
+    const int nv = tree_->velocity_dimension();
+    mass.setZero(nv, nv);
+    for (int i = 0; i < n; ++i) articulated_[static_cast<std::size_t>(i)] = M_[static_cast<std::size_t>(i)];  // composite inertia
+    Mat6 root_composite = root_inertia_;
+    for (int i = n - 1; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      const Mat6 to_parent = T_[k].congruence(articulated_[k]);
+      if (tree_->parent[k] >= 0) articulated_[static_cast<std::size_t>(tree_->parent[k])] += to_parent;
+      else if (tree_->floating_base) root_composite += to_parent;
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      Vec6 F = articulated_[k] * S_[k];
+      mass(offset + i, offset + i) = S_[k].dot(F);
+      int j = i;
+      while (tree_->parent[static_cast<std::size_t>(j)] >= 0) {
+        F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
+        j = tree_->parent[static_cast<std::size_t>(j)];
+        mass(offset + i, offset + j) = mass(offset + j, offset + i) = S_[static_cast<std::size_t>(j)].dot(F);
+      }
+      if (tree_->floating_base) {
+        F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
+        const Vec6 column = base_to_body_.transpose() * F;
+        mass.block<6, 1>(0, offset + i) = column;
+        mass.block<1, 6>(offset + i, 0) = column.transpose();
+      }
+    }
+    if (tree_->floating_base) mass.topLeftCorner<6, 6>() = base_to_body_.transpose() * root_composite * base_to_body_;
+  }
+
+  void forward_dynamics_cholesky(const TreeState& state, const Eigen::VectorXd& force,
+                                 Eigen::VectorXd& acceleration) override {
+    check_sizes(state, &force, "force");
+    zero_acceleration_.setZero(tree_->velocity_dimension());
+    inverse_dynamics(state, zero_acceleration_, bias_);
+    mass_matrix(state, mass_);
+    cholesky_.compute(mass_);
+    if (cholesky_.info() != Eigen::Success)
+      throw SimulationError("singular configuration: the mass matrix is not positive definite");
+    acceleration = cholesky_.solve(force - bias_);
+  }
+
+  void gravity_forces(const TreeState& state, Eigen::VectorXd& force) override {
+    TreeState at_rest = state;
+    at_rest.base_twist.setZero();
+    at_rest.qd.setZero(tree_->dof());
+    zero_acceleration_.setZero(tree_->velocity_dimension());
+    inverse_dynamics(at_rest, zero_acceleration_, force);
+  }
+
+  void body_kinematics(const TreeState& state, const Eigen::VectorXd& acceleration, BodyKinematics& out) override {
+    check_sizes(state, &acceleration, "acceleration");
+    kinematics(state, true);
+    const int n = tree_->dof();
+    const int offset = base_offset();
+    root_acceleration_ = Vec6::Zero();
+    if (tree_->floating_base)
+      root_acceleration_ = base_to_body_ * acceleration.head<6>() + Policy::frame_rate_term(state.base, state.base_twist);
+    node_body_twist_.resize(static_cast<std::size_t>(n));
+    node_body_acceleration_.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k] + S_[k] * acceleration(offset + i);
+      const Mat6 Phi = Policy::to_body(pose_[k]);
+      node_body_twist_[k] = Phi.lu().solve(V_[k]);
+      node_body_acceleration_[k] = Phi.lu().solve(A_[k] - Policy::frame_rate_term(pose_[k], node_body_twist_[k]));
+    }
+    const std::size_t bodies = tree_->body_node.size();
+    out.poses.resize(bodies);
+    out.twists.resize(bodies);
+    out.accelerations.resize(bodies);
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const int node = tree_->body_node[b];
+      const Pose& offset_pose = tree_->body_offset[b];
+      Pose frame;
+      Vec6 twist = Vec6::Zero(), rate = Vec6::Zero();
+      if (node >= 0) {
+        frame = pose_[static_cast<std::size_t>(node)];
+        twist = node_body_twist_[static_cast<std::size_t>(node)];
+        rate = node_body_acceleration_[static_cast<std::size_t>(node)];
+      } else if (tree_->floating_base) {
+        frame = state.base;
+        twist = state.base_twist;
+        rate = acceleration.head<6>();
+      }
+      const Mat6 to_offset = se3::Ad_inverse(offset_pose);
+      out.poses[b] = se3::compose(frame, offset_pose);
+      out.twists[b] = to_offset * twist;
+      out.accelerations[b] = to_offset * rate;
+    }
+  }
+
+  void body_jacobians(const TreeState& state, std::vector<Matrix6X>& jacobians,
+                      std::vector<Matrix6X>* jacobian_rates) override {
+    check_sizes(state, nullptr, "");
+    spatial_jacobians(state);
+    const std::size_t bodies = tree_->body_node.size();
+    const int nv = tree_->velocity_dimension();
+    jacobians.assign(bodies, Matrix6X::Zero(6, nv));
+    if (jacobian_rates) jacobian_rates->assign(bodies, Matrix6X::Zero(6, nv));
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const int node = tree_->body_node[b];
+      if (node < 0 && !tree_->floating_base) continue;  // welded to the world
+      const Pose body_pose = se3::compose(node >= 0 ? pose_[static_cast<std::size_t>(node)] : state.base, tree_->body_offset[b]);
+      const Mat6 to_body = se3::Ad_inverse(body_pose);
+      const Vec6 body_spatial_twist = node >= 0 ? spatial_twist_[static_cast<std::size_t>(node)] : spatial_base_twist_;
+      for (int column : ancestor_columns(node)) {
+        jacobians[b].col(column) = to_body * spatial_columns_.col(column);
+        // J^b = Ad_C^-1 J^s  =>  J^b' = Ad_C^-1 (J^s' - ad_{V^s} J^s)   (000 eq. 17)
+        if (jacobian_rates)
+          (*jacobian_rates)[b].col(column) =
+              to_body * (spatial_column_rates_.col(column) - se3::ad(body_spatial_twist) * spatial_columns_.col(column));
+      }
+    }
+  }
+
+  void coriolis_matrix(const TreeState& state, Eigen::MatrixXd& coriolis) override {
+    // C = sum_b J_b^T (M_b J_b' + (M_b ad_{V_b} - ad_{V_b}^T M_b) J_b) in body-fixed terms: the
+    // middle factor is skew, so M' - 2C is skew (000 section 6.2, C_skew).
+    spatial_jacobians(state);
+    const int nv = tree_->velocity_dimension();
+    coriolis.setZero(nv, nv);
+    Eigen::VectorXd u(nv);
+    if (tree_->floating_base) u << state.base_twist, state.qd;
+    else u = state.qd;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(tree_->dof()); ++i) add_coriolis(tree_->inertia[i], node_index_jacobian(static_cast<int>(i), state), u, coriolis);
+    if (tree_->floating_base) add_coriolis(tree_->base_inertia, node_index_jacobian(-1, state), u, coriolis);
+  }
+
+ private:
+  int base_offset() const { return tree_->floating_base ? 6 : 0; }
+
+  void check_sizes(const TreeState& state, const Eigen::VectorXd* vector, const char* what) const {
+    const auto n = static_cast<Eigen::Index>(tree_->dof());
+    if (state.q.size() != n || state.qd.size() != n)
+      throw Error("tree state has " + std::to_string(state.q.size()) + " coordinates and " +
+                  std::to_string(state.qd.size()) + " rates; the tree has " + std::to_string(n) + " degrees of freedom");
+    if (vector && vector->size() != tree_->velocity_dimension())
+      throw Error(std::string(what) + " has " + std::to_string(vector->size()) + " entries; expected " +
+                  std::to_string(tree_->velocity_dimension()));
+  }
+
+  Vec6 root_gravity_acceleration() const {
+    Vec6 a = Vec6::Zero();
+    a.tail<3>() = -tree_->gravity;  // (0; -g) in world-resolved coordinates of every policy's root
+    if (tree_->floating_base) {
+      // (0; -R^T g) in body coordinates of the base, mapped to the policy's coordinates.
+      Vec6 body = Vec6::Zero();
+      body.tail<3>() = -(base_pose_.R.transpose() * tree_->gravity);
+      return Policy::from_body(base_pose_, body);
+    }
+    return a;
+  }
+
+  const Vec6& parent_acceleration(int i) const {
+    const int p = tree_->parent[static_cast<std::size_t>(i)];
+    return p >= 0 ? A_[static_cast<std::size_t>(p)] : root_acceleration_;
+  }
+
+  // Forward kinematics: poses, transforms, screws, inertias and (optionally) twists and
+  // velocity terms of every node.
+  void kinematics(const TreeState& state, bool with_velocities) {
+    const int n = tree_->dof();
+    base_pose_ = tree_->floating_base ? state.base : Pose{};
+    root_twist_ = tree_->floating_base ? Policy::from_body(state.base, state.base_twist) : Vec6::Zero();
+    if (tree_->floating_base) {
+      root_inertia_ = Policy::inertia(state.base, tree_->base_inertia);
+      base_to_body_ = Policy::to_body(state.base);
+      base_to_body_inverse_ = base_to_body_.inverse();
+      base_from_body_wrench_ = base_to_body_inverse_.transpose();
+    } else {
+      root_inertia_.setZero();
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const int p = tree_->parent[k];
+      const Pose& parent_pose = p >= 0 ? pose_[static_cast<std::size_t>(p)] : base_pose_;
+      const Pose relative = se3::compose(tree_->reference[k], se3::exp(tree_->screw[k] * state.q(i)));  // B_i exp(X_i q_i)
+      pose_[k] = se3::compose(parent_pose, relative);
+      T_[k] = Policy::transform(parent_pose, pose_[k], relative);
+      S_[k] = Policy::screw(pose_[k], tree_->screw[k]);
+      M_[k] = Policy::inertia(pose_[k], tree_->inertia[k]);
+      if (with_velocities) {
+        const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
+        V_[k] = T_[k].apply(parent_twist) + S_[k] * state.qd(i);
+        c_[k] = Policy::velocity_term(parent_pose, pose_[k], parent_twist, V_[k], S_[k], state.qd(i));
+      }
+    }
+  }
+
+  // Adds `sign` times the model's loads to the node wrenches W_ (and the base's).
+  void apply_loads(double sign) {
+    root_load_.setZero();
+    for (const auto& load : tree_->loads) {
+      const Pose& frame = load.node >= 0 ? pose_[static_cast<std::size_t>(load.node)] : base_pose_;
+      Vec6 body_wrench = load.wrench;
+      if (load.world_frame) {
+        const Vec3 force = frame.R.transpose() * load.wrench.tail<3>();
+        body_wrench << frame.R.transpose() * load.wrench.head<3>() + load.point.cross(force), force;
+      }
+      const Vec6 wrench = sign * Policy::wrench_from_body(frame, body_wrench);
+      if (load.node >= 0) W_[static_cast<std::size_t>(load.node)] += wrench;
+      else root_load_ += wrench;
+    }
+  }
+
+  // Spatial Jacobian columns J^s_j (000 eq. 71b) and their rates J^s_j' = [V^s_j, J^s_j]
+  // (000 eq. 17), from this policy's poses and twists.
+  void spatial_jacobians(const TreeState& state) {
+    kinematics(state, true);
+    const int n = tree_->dof();
+    const int offset = base_offset();
+    const int nv = tree_->velocity_dimension();
+    spatial_columns_.resize(6, nv);
+    spatial_column_rates_.resize(6, nv);
+    spatial_twist_.resize(static_cast<std::size_t>(n));
+    spatial_base_twist_ = tree_->floating_base ? Vec6(se3::Ad(state.base) * state.base_twist) : Vec6::Zero();
+    if (tree_->floating_base) {
+      const Mat6 Ad_base = se3::Ad(state.base);
+      spatial_columns_.leftCols<6>() = Ad_base;
+      spatial_column_rates_.leftCols<6>() = se3::ad(spatial_base_twist_) * Ad_base;  // d/dt Ad_C = ad_{V^s} Ad_C
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const Mat6 Phi = Policy::to_body(pose_[k]);
+      spatial_twist_[k] = se3::Ad(pose_[k]) * Phi.lu().solve(V_[k]);
+      const Vec6 column = se3::Ad(pose_[k]) * tree_->screw[k];
+      spatial_columns_.col(offset + i) = column;
+      spatial_column_rates_.col(offset + i) = se3::bracket(spatial_twist_[k], column);
+    }
+  }
+
+  std::vector<int> ancestor_columns(int node) const {
+    std::vector<int> columns;
+    for (int j = node; j >= 0; j = tree_->parent[static_cast<std::size_t>(j)]) columns.push_back(base_offset() + j);
+    if (tree_->floating_base)
+      for (int c = 0; c < 6; ++c) columns.push_back(c);
+    return columns;
+  }
+
+  // Body Jacobian of a node frame (node -1: the base) and its rate, from spatial columns.
+  std::pair<Matrix6X, Matrix6X> node_index_jacobian(int node, const TreeState& state) const {
+    const int nv = tree_->velocity_dimension();
+    Matrix6X J = Matrix6X::Zero(6, nv), Jdot = Matrix6X::Zero(6, nv);
+    const Pose& frame = node >= 0 ? pose_[static_cast<std::size_t>(node)] : state.base;
+    const Vec6& twist = node >= 0 ? spatial_twist_[static_cast<std::size_t>(node)] : spatial_base_twist_;
+    const Mat6 to_body = se3::Ad_inverse(frame);
+    for (int column : ancestor_columns(node)) {
+      J.col(column) = to_body * spatial_columns_.col(column);
+      Jdot.col(column) = to_body * (spatial_column_rates_.col(column) - se3::ad(twist) * spatial_columns_.col(column));
+    }
+    return {J, Jdot};
+  }
+
+  static void add_coriolis(const Mat6& M, const std::pair<Matrix6X, Matrix6X>& jacobian, const Eigen::VectorXd& u,
+                           Eigen::MatrixXd& coriolis) {
+    const Matrix6X& J = jacobian.first;
+    const Vec6 V = J * u;
+    const Mat6 ad_V = se3::ad(V);
+    const Mat6 skew = M * ad_V - ad_V.transpose() * M;
+    coriolis.noalias() += J.transpose() * (M * jacobian.second + skew * J);
+  }
+
+  std::shared_ptr<const KinematicTree> tree_;
+  std::vector<Pose> pose_;
+  std::vector<Transform> T_;
+  std::vector<Vec6> S_, V_, c_, A_, W_, U_;
+  std::vector<Mat6> M_, articulated_;
+  std::vector<double> D_, u_;
+  Pose base_pose_;
+  Vec6 root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_wrench_ = Vec6::Zero(),
+       root_load_ = Vec6::Zero();
+  Mat6 root_inertia_ = Mat6::Zero(), base_to_body_ = Mat6::Identity(), base_to_body_inverse_ = Mat6::Identity(),
+       base_from_body_wrench_ = Mat6::Identity();
+  Eigen::VectorXd zero_acceleration_, bias_;
+  Eigen::MatrixXd mass_;
+  Eigen::LLT<Eigen::MatrixXd> cholesky_;
+  std::vector<Vec6> node_body_twist_, node_body_acceleration_, spatial_twist_;
+  Vec6 spatial_base_twist_ = Vec6::Zero();
+  Matrix6X spatial_columns_, spatial_column_rates_;
+};
+
+// The Representation component of a policy: what a representation plugin registers.
+template <class Policy>
+class RepresentationComponent final : public Representation {
+ public:
+  std::unique_ptr<TreeDynamics> bind_tree(std::shared_ptr<const KinematicTree> tree) const override {
+    return std::make_unique<RecursiveDynamics<Policy>>(std::move(tree));
+  }
+  Vec6 twist_from_body(const Pose& pose, const Vec6& body_twist) const override {
+    return Policy::from_body(pose, body_twist);
+  }
+};
+
+}  // namespace liembs

@@ -1,0 +1,177 @@
+#pragma once
+// The four twist representations of papers 000/001 as policies of the recursive
+// algorithms. A policy says, for a node with world pose C_i = (R_i, r_i):
+//   Transform     how twists go from the parent node's coordinates to the node's (T_i)
+//   screw         the joint screw in the representation (S_i)
+//   velocity_term the velocity-product part c_i of A_i = T_i A_parent + c_i + S_i q''_i
+//   inertia       the node's spatial inertia in the representation (M_i)
+//   bias_wrench   the velocity-product part b_i of the Newton-Euler wrench W_i = M_i A_i + b_i
+//   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
+//   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
+// Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
+// below maps (0; a) to (0; frame-rotated a), so the trick holds in all four.
+#include <liembs/dynamics/twist_transforms.hpp>
+#include <liembs/lie/se3.hpp>
+
+namespace liembs::representations {
+
+// Body-fixed: V^b = (omega^b, R^T r'), frame of node i (000 section 4.1, eqs. 66-68).
+struct BodyFixed {
+  static constexpr const char* name = "body-fixed";
+  using Transform = twist_transforms::Adjoint;
+
+  // T_i = Ad_{C_{i,parent}} with C_{parent,i} = relative.
+  static Transform transform(const Pose&, const Pose&, const Pose& relative) {
+    Transform T;
+    T.R = relative.R.transpose();
+    T.p = -(T.R * relative.r);
+    return T;
+  }
+  static Vec6 screw(const Pose&, const Vec6& X) { return X; }
+  // (67c): -q' ad_X V_i = [V_i, X q']
+  static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const Vec6& S, double qd) {
+    return se3::bracket(V, S) * qd;
+  }
+  static Mat6 inertia(const Pose&, const Mat6& M_body) { return M_body; }
+  // (68a): -ad_V^T M V
+  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return -se3::ad(V).transpose() * (M * V); }
+  static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
+  static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
+  static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
+  static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }
+};
+
+// Spatial: V^s = Ad_C V^b, all quantities in the world frame (000 section 4.2, eqs. 69-72).
+struct Spatial {
+  static constexpr const char* name = "spatial";
+  using Transform = twist_transforms::Identity;
+
+  static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
+  static Vec6 screw(const Pose& C, const Vec6& X) { return se3::Ad(C) * X; }   // J^s_i (71b)
+  // (71d): ad_{V_parent} V_i = ad_{V_parent} S q'
+  static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
+    return se3::bracket(V_parent, S) * qd;
+  }
+  static Mat6 inertia(const Pose& C, const Mat6& M_body) {                     // (72a)
+    const Mat6 to_body = se3::Ad_inverse(C);
+    return to_body.transpose() * M_body * to_body;
+  }
+  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return -se3::ad(V).transpose() * (M * V); }  // (72b)
+  static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
+  static Vec6 from_body(const Pose& C, const Vec6& V_body) { return se3::Ad(C) * V_body; }
+  static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return se3::Ad_inverse(C).transpose() * W_body; }
+  static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }  // Ad_C ad_V V = 0
+};
+
+// Hybrid: V^h = (omega^s, r') = Ad_R V^b, measured at the node origin, resolved in the world
+// frame (000 section 4.3, eqs. 73-77).
+struct Hybrid {
+  static constexpr const char* name = "hybrid";
+  using Transform = twist_transforms::PointShift;
+
+  // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
+  static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
+  static Vec6 screw(const Pose& C, const Vec6& X) {                            // ^0X_i^i (76b)
+    Vec6 S;
+    S << C.R * X.head<3>(), C.R * X.tail<3>();
+    return S;
+  }
+  // (76d): (0; (r'_parent - r'_i) x omega_parent) + ad_{omega_i} S q'
+  static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6& V, const Vec6& S, double qd) {
+    Vec6 c;
+    c.head<3>() = V.head<3>().cross(S.head<3>()) * qd;
+    c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(V_parent.head<3>()) + V.head<3>().cross(S.tail<3>()) * qd;
+    return c;
+  }
+  static Mat6 inertia(const Pose& C, const Mat6& M_body) {                     // (77a) Ad_R M Ad_R^T
+    Mat6 M;
+    M.topLeftCorner<3, 3>() = C.R * M_body.topLeftCorner<3, 3>() * C.R.transpose();
+    M.topRightCorner<3, 3>() = C.R * M_body.topRightCorner<3, 3>() * C.R.transpose();
+    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
+    M.bottomRightCorner<3, 3>() = C.R * M_body.bottomRightCorner<3, 3>() * C.R.transpose();
+    return M;
+  }
+  // (77b): ad_{omega} M (omega; 0), ad_{(omega;0)} = diag(omega~, omega~)
+  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) {
+    const Vec3 w = V.head<3>();
+    const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w;
+    Vec6 b;
+    b << w.cross(L), w.cross(p);
+    return b;
+  }
+  static Mat6 to_body(const Pose& C) {
+    Mat6 Phi = Mat6::Zero();
+    Phi.topLeftCorner<3, 3>() = C.R;
+    Phi.bottomRightCorner<3, 3>() = C.R;
+    return Phi;
+  }
+  static Vec6 from_body(const Pose& C, const Vec6& V_body) {
+    Vec6 V;
+    V << C.R * V_body.head<3>(), C.R * V_body.tail<3>();
+    return V;
+  }
+  static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // Ad_R^-T = Ad_R
+  // d/dt(Ad_R) V^b = (0; omega^s x r')  (000 section 2.4)
+  static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) {
+    Vec6 c;
+    c << Vec3::Zero(), (C.R * V_body.head<3>()).cross(C.R * V_body.tail<3>());
+    return c;
+  }
+};
+
+// Mixed: V^m = (omega^b, r') = diag(R^T, 1) V^h (000 sections 3.4, 5.4 [derived]); the
+// hybrid algorithm conjugated by P_i = diag(R_i^T, 1).
+struct Mixed {
+  static constexpr const char* name = "mixed";
+  using Transform = twist_transforms::RotateAndShift;
+
+  static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
+    return {relative.R.transpose(), parent.R, parent.r - node.r};
+  }
+  static Vec6 screw(const Pose& C, const Vec6& X) {
+    Vec6 S;
+    S << X.head<3>(), C.R * X.tail<3>();
+    return S;
+  }
+  // P_i times the hybrid term: ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q')
+  static Vec6 velocity_term(const Pose& parent, const Pose& node, const Vec6& V_parent, const Vec6& V, const Vec6& S,
+                            double qd) {
+    const Vec3 parent_omega = parent.R * V_parent.head<3>();
+    const Vec3 omega = node.R * V.head<3>();
+    Vec6 c;
+    c.head<3>() = V.head<3>().cross(S.head<3>()) * qd;
+    c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(parent_omega) + omega.cross(S.tail<3>()) * qd;
+    return c;
+  }
+  // diag(1, R) M^b diag(1, R^T)
+  static Mat6 inertia(const Pose& C, const Mat6& M_body) {
+    Mat6 M;
+    M.topLeftCorner<3, 3>() = M_body.topLeftCorner<3, 3>();
+    M.topRightCorner<3, 3>() = M_body.topRightCorner<3, 3>() * C.R.transpose();
+    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
+    M.bottomRightCorner<3, 3>() = C.R * M_body.bottomRightCorner<3, 3>() * C.R.transpose();
+    return M;
+  }
+  // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0)
+  static Vec6 bias_wrench(const Pose& C, const Mat6& M, const Vec6& V) {
+    const Vec3 w = V.head<3>();
+    const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w;
+    Vec6 b;
+    b << w.cross(L), (C.R * w).cross(p);
+    return b;
+  }
+  static Mat6 to_body(const Pose& C) {
+    Mat6 Phi = Mat6::Identity();
+    Phi.bottomRightCorner<3, 3>() = C.R;
+    return Phi;
+  }
+  static Vec6 from_body(const Pose& C, const Vec6& V_body) {
+    Vec6 V;
+    V << V_body.head<3>(), C.R * V_body.tail<3>();
+    return V;
+  }
+  static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // orthogonal Phi
+  static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) { return Hybrid::frame_rate_term(C, V_body); }
+};
+
+}  // namespace liembs::representations

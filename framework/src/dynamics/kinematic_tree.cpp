@@ -1,0 +1,115 @@
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/error.hpp>
+#include <liembs/lie/se3.hpp>
+#include <liembs/model/topology.hpp>
+
+namespace liembs {
+
+TreeDynamics::~TreeDynamics() = default;
+
+namespace {
+
+// Spatial inertia of a body, about and in the frame `node` in which the body frame has
+// pose `offset`: Ad_{offset^-1}^T M_b Ad_{offset^-1}.
+Mat6 inertia_in_node_frame(const RigidBody& body, const Pose& offset) {
+  const Mat6 to_body = se3::Ad_inverse(offset);
+  return to_body.transpose() * body.spatial_inertia() * to_body;
+}
+
+}  // namespace
+
+KinematicTree compile_tree(const Model& model) {
+  const Topology topology = analyze_topology(model);
+  require_single_tree(model, topology);
+
+  KinematicTree tree;
+  tree.gravity = model.gravity;
+  tree.floating_base = !topology.free_bodies.empty();
+  tree.body_node.assign(model.bodies.size(), -1);
+  tree.body_offset.assign(model.bodies.size(), Pose{});
+  std::vector<double> initial_q, initial_qd;
+
+  if (tree.floating_base) {
+    tree.base_body = topology.free_bodies.front();
+    tree.base_inertia = model.bodies[tree.base_body].spatial_inertia();
+  }
+
+  for (const std::size_t j : topology.tree_joints) {
+    const Joint& joint = model.joints[j];
+    const RigidBody& child = model.bodies[joint.child];
+    int parent_node = -1;
+    Pose parent_offset;  // parent body frame in its node frame
+    Pose parent_node_reference = Pose{};
+    if (joint.parent != Joint::world) {
+      parent_node = tree.body_node[joint.parent];
+      parent_offset = tree.body_offset[joint.parent];
+      parent_node_reference = se3::compose(model.bodies[joint.parent].reference_pose, se3::inverse(parent_offset));
+    } else if (tree.floating_base) {
+      throw ModelError("joint '" + joint.name + "' attaches to the world, but the model floats (internal topology error)");
+    }
+    // Child body frame in the parent node frame at q = 0: B = (A_parent O^-1)^-1 A_child.
+    const Pose child_in_parent_node = se3::compose(se3::inverse(parent_node_reference), child.reference_pose);
+
+    if (joint.type == JointType::fixed) {
+      tree.body_node[joint.child] = parent_node;
+      tree.body_offset[joint.child] = child_in_parent_node;
+      const Mat6 merged = inertia_in_node_frame(child, child_in_parent_node);
+      if (parent_node >= 0) tree.inertia[static_cast<std::size_t>(parent_node)] += merged;
+      else if (tree.floating_base) tree.base_inertia += merged;
+      continue;  // a body welded to the world does not move
+    }
+
+    const Mat6 to_child = se3::Ad_inverse(child.reference_pose);
+    for (std::size_t k = 0; k < joint.dof(); ++k) {
+      const int node = tree.dof();
+      tree.parent.push_back(k == 0 ? parent_node : node - 1);
+      tree.reference.push_back(k == 0 ? child_in_parent_node : Pose{});
+      tree.screw.push_back(to_child * joint.screws[k]);  // X = Ad_{A_child}^-1 Y (001 eq. 12)
+      tree.inertia.push_back(Mat6::Zero());
+      tree.children.emplace_back();
+      if (tree.parent.back() >= 0) tree.children[static_cast<std::size_t>(tree.parent.back())].push_back(node);
+      tree.dof_names.push_back(joint.dof() == 1 ? joint.name : joint.name + "[" + std::to_string(k) + "]");
+      tree.dof_joint.push_back(j);
+      initial_q.push_back(joint.initial_position.size() > static_cast<Eigen::Index>(k) ? joint.initial_position(static_cast<Eigen::Index>(k)) : 0.0);
+      initial_qd.push_back(joint.initial_velocity.size() > static_cast<Eigen::Index>(k) ? joint.initial_velocity(static_cast<Eigen::Index>(k)) : 0.0);
+    }
+    tree.inertia.back() = child.spatial_inertia();
+    tree.body_node[joint.child] = tree.dof() - 1;
+  }
+
+  // Every degree of freedom must move some mass, else its articulated inertia is zero.
+  std::vector<double> subtree_mass(static_cast<std::size_t>(tree.dof()), 0.0);
+  for (int i = tree.dof() - 1; i >= 0; --i) {
+    const auto node = static_cast<std::size_t>(i);
+    subtree_mass[node] += tree.inertia[node](5, 5);
+    if (tree.parent[node] >= 0) subtree_mass[static_cast<std::size_t>(tree.parent[node])] += subtree_mass[node];
+    if (!(subtree_mass[node] > 0.0))
+      throw ModelError("joint '" + model.joints[tree.dof_joint[node]].name + "' moves no mass (degree of freedom " +
+                       tree.dof_names[node] + "): its dynamics is singular");
+  }
+
+  for (const auto& load : model.loads) {
+    KinematicTree::Load tree_load;
+    tree_load.node = tree.body_node[load.body];
+    const Pose& offset = tree.body_offset[load.body];
+    const RigidBody& body = model.bodies[load.body];
+    if (tree_load.node < 0 && !tree.floating_base)
+      continue;  // a load on a body welded to the world does nothing
+    if (load.frame == AppliedWrench::Frame::body) {
+      Vec6 wrench;
+      wrench << load.moment, load.force;
+      tree_load.wrench = se3::Ad_inverse(offset).transpose() * wrench;  // body frame -> node frame
+    } else {
+      tree_load.world_frame = true;
+      tree_load.wrench << load.moment, load.force;
+      tree_load.point = se3::transform_point(offset, body.center_of_mass);
+    }
+    tree.loads.push_back(tree_load);
+  }
+  tree.initial_position = Eigen::Map<const Eigen::VectorXd>(initial_q.data(), static_cast<Eigen::Index>(initial_q.size()));
+  tree.initial_velocity = Eigen::Map<const Eigen::VectorXd>(initial_qd.data(), static_cast<Eigen::Index>(initial_qd.size()));
+  return tree;
+}
+
+}  // namespace liembs

@@ -1,0 +1,107 @@
+#include <liembs/error.hpp>
+#include <liembs/model/topology.hpp>
+#include <liembs/util/nearest_name.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+
+namespace liembs {
+
+namespace {
+
+// Vertex 0 is the world, vertex i + 1 is body i; the edge index is the joint index.
+using JointGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                                         boost::property<boost::edge_index_t, std::size_t>>;
+using Vertex = boost::graph_traits<JointGraph>::vertex_descriptor;
+using Edge = boost::graph_traits<JointGraph>::edge_descriptor;
+
+std::size_t vertex_of(std::size_t body) { return body == Joint::world ? 0 : body + 1; }
+
+struct SpanningTreeRecorder : boost::default_bfs_visitor {
+  std::vector<std::pair<std::size_t, Vertex>>* tree_edges;  // (joint, vertex it was reached from)
+  std::vector<Vertex>* order;
+  void tree_edge(Edge edge, const JointGraph& graph) const {
+    tree_edges->emplace_back(boost::get(boost::edge_index, graph, edge), boost::source(edge, graph));
+  }
+  void discover_vertex(Vertex vertex, const JointGraph&) const { order->push_back(vertex); }
+};
+
+std::string body_name(const Model& model, std::size_t body) {
+  return body == Joint::world ? std::string("world") : model.bodies[body].name;
+}
+
+}  // namespace
+
+Topology analyze_topology(const Model& model) {
+  const std::size_t bodies = model.bodies.size();
+  JointGraph graph(bodies + 1);
+  Topology topology;
+  std::vector<bool> is_child(bodies, false);
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    const Joint& joint = model.joints[j];
+    if (joint.parent == joint.child)
+      throw ModelError("joint '" + joint.name + "' connects body '" + body_name(model, joint.child) + "' to itself");
+    boost::add_edge(vertex_of(joint.parent), vertex_of(joint.child), j, graph);
+    is_child[joint.child] = true;
+    if (joint.parent == Joint::world) topology.world_connected = true;
+  }
+  for (std::size_t b = 0; b < bodies; ++b)
+    if (!is_child[b]) topology.free_bodies.push_back(b);
+
+  // Breadth-first search from every root: the world first, then the free bodies.
+  std::vector<boost::default_color_type> colors(bodies + 1, boost::white_color);
+  auto color_map = boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, graph));
+  std::vector<std::pair<std::size_t, Vertex>> tree_edges;
+  std::vector<Vertex> order;
+  SpanningTreeRecorder recorder;
+  recorder.tree_edges = &tree_edges;
+  recorder.order = &order;
+  std::vector<Vertex> roots;
+  if (topology.world_connected) roots.push_back(0);
+  for (const std::size_t b : topology.free_bodies) roots.push_back(vertex_of(b));
+  for (const Vertex root : roots)
+    if (colors[root] == boost::white_color) boost::breadth_first_visit(graph, root, boost::visitor(recorder).color_map(color_map));
+
+  for (std::size_t b = 0; b < bodies; ++b)
+    if (colors[vertex_of(b)] == boost::white_color)
+      throw ModelError("body '" + model.bodies[b].name +
+                       "' is disconnected: no chain of joints leads to it from the world or from a free body "
+                       "(every body of a closed chain is some joint's child)");
+
+  topology.parent_joint.assign(bodies, Topology::none);
+  std::vector<bool> in_tree(model.joints.size(), false);
+  for (const auto& [j, from] : tree_edges) {
+    const Joint& joint = model.joints[j];
+    if (vertex_of(joint.parent) != from)
+      throw ModelError("joint '" + joint.name + "' points towards its root: its child '" + body_name(model, joint.child) +
+                       "' is closer to the root than its parent '" + body_name(model, joint.parent) +
+                       "'; swap parent and child");
+    in_tree[j] = true;
+    topology.tree_joints.push_back(j);
+    topology.parent_joint[joint.child] = j;
+  }
+  for (std::size_t j = 0; j < model.joints.size(); ++j)
+    if (!in_tree[j]) topology.cut_joints.push_back(j);
+  for (const Vertex v : order)
+    if (v != 0) topology.ordered_bodies.push_back(v - 1);
+  return topology;
+}
+
+void require_single_tree(const Model& model, const Topology& topology) {
+  if (topology.root_count() > 1) {
+    std::vector<std::string> names;
+    for (const std::size_t b : topology.free_bodies) names.push_back("'" + model.bodies[b].name + "'");
+    throw ModelError("the model has several roots (" + std::string(topology.world_connected ? "the world and " : "") +
+                     "free bodies " + join_names(names) +
+                     "); a tree has one root: the world or a single floating base");
+  }
+  if (!topology.cut_joints.empty()) {
+    std::vector<std::string> names;
+    for (const std::size_t j : topology.cut_joints) names.push_back("'" + model.joints[j].name + "'");
+    throw ModelError("the model has a closed kinematic loop; the joints " + join_names(names) +
+                     " would be cut to open it (closed loops need loop-closure constraints, which tree "
+                     "algorithms do not solve)");
+  }
+}
+
+}  // namespace liembs

@@ -1,0 +1,10 @@
+// Representation plugin hybrid: the recursive algorithms of
+// liembs/dynamics/recursive_algorithms.hpp instantiated with the Hybrid policy.
+#include <liembs/dynamics/recursive_algorithms.hpp>
+#include <liembs/plugin/plugin.hpp>
+
+LIEMBS_PLUGIN(registrar) {
+  using Component = liembs::RepresentationComponent<liembs::representations::Hybrid>;
+  registrar.add<liembs::Representation>("hybrid", "1.0.0", "hybrid twists (omega^s, r'), world-resolved at the body origin (000 section 4.3)",
+                                        [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
+}

@@ -1,0 +1,10 @@
+// Representation plugin mixed: the recursive algorithms of
+// liembs/dynamics/recursive_algorithms.hpp instantiated with the Mixed policy.
+#include <liembs/dynamics/recursive_algorithms.hpp>
+#include <liembs/plugin/plugin.hpp>
+
+LIEMBS_PLUGIN(registrar) {
+  using Component = liembs::RepresentationComponent<liembs::representations::Mixed>;
+  registrar.add<liembs::Representation>("mixed", "1.0.0", "mixed twists (omega^b, r') (000 sections 3.4, 5.4)",
+                                        [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
+}
