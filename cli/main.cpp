@@ -16,6 +16,7 @@ const char* usage =
     "  run FILE.toml       integrate the model of FILE and write trajectory.csv and summary.json\n"
     "  validate FILE.toml  check FILE (schema, model, plugins) without running it\n"
     "  compare FILE.toml   run FILE for every combination of --vary values and print a table\n"
+    "  eval FILE.toml      evaluate FILE's algorithm for the states of a CSV file (--states, --output)\n"
     "  plugins             list the plugin components found on the search path\n"
     "\n"
     "Run 'liembs <command> --help' for the options of a command.\n"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (command == "validate") return guarded("validate", validate_command, arguments);
   if (command == "plugins") return guarded("plugins", plugins_command, arguments);
   if (command == "compare") return guarded("compare", compare_command, arguments);
+  if (command == "eval") return guarded("eval", eval_command, arguments);
   std::cerr << "liembs: unknown command '" << command << "'\n\n" << usage;
   return exit_usage;
 }

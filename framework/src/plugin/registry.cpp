@@ -21,6 +21,11 @@ namespace liembs {
 Component::~Component() = default;
 Registrar::~Registrar() = default;
 ForwardDynamics::~ForwardDynamics() = default;
+BatchEvaluator::~BatchEvaluator() = default;
+
+std::unique_ptr<BatchEvaluator> Algorithm::bind_evaluator(const DynamicsContext&) const {
+  throw ModelError("this algorithm has no batch evaluation (it only provides forward dynamics for runs)");
+}
 
 std::string_view to_string(Kind kind) {
   switch (kind) {

@@ -33,8 +33,9 @@ std::unique_ptr<Interface> create_from_section(const Registry& registry, const C
 
 }  // namespace
 
-Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry) {
+Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry, RunPurpose purpose) {
   ConfigTable root = document->root();
+  const bool simulate = purpose == RunPurpose::simulate;
   Run run;
   run.config_file = document->file();
   run.title = root.string_or("title", run.config_file.stem().string());
@@ -52,33 +53,40 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   registry.load();
 
   run.model = std::make_shared<const Model>(load_model(root.table("model")));
+  const auto no_options = ConfigDocument::from_string("", "(default options)");
 
-  const ConfigTable simulation = root.table("simulation");
-  run.settings.end_time = simulation.number("end_time", Range::positive());
-  run.settings.step_size = simulation.number("step_size", Range::positive());
-  if (run.settings.step_size > run.settings.end_time)
-    simulation.fail("step_size", "step size " + std::to_string(run.settings.step_size) +
-                                     " is larger than end_time " + std::to_string(run.settings.end_time));
-  if (run.settings.end_time / run.settings.step_size > 1e10)
-    simulation.fail("step_size", "more than 1e10 steps requested");
-  run.settings.output_every = simulation.integer_or("output_every", 1, 1);
+  if (simulate || root.contains("simulation")) {
+    const ConfigTable simulation = root.table("simulation");
+    run.settings.end_time = simulation.number("end_time", Range::positive());
+    run.settings.step_size = simulation.number("step_size", Range::positive());
+    if (run.settings.step_size > run.settings.end_time)
+      simulation.fail("step_size", "step size " + std::to_string(run.settings.step_size) +
+                                       " is larger than end_time " + std::to_string(run.settings.end_time));
+    if (run.settings.end_time / run.settings.step_size > 1e10)
+      simulation.fail("step_size", "more than 1e10 steps requested");
+    run.settings.output_every = simulation.integer_or("output_every", 1, 1);
+  }
 
-  run.group = create_from_section<Group>(registry, root.table("group"), run.group_name);
+  if (simulate || root.contains("group")) {
+    run.group = create_from_section<Group>(registry, root.table("group"), run.group_name);
+  } else {
+    run.group_name = "SE3";  // evaluations take base poses and body twists directly
+    run.group = registry.create<Group>(run.group_name, no_options->root());
+  }
   if (auto section = root.optional_table("representation")) {
     run.representation = create_from_section<Representation>(registry, *section, run.representation_name);
   } else if (!run.model->joints.empty()) {
     run.representation_name = "body-fixed";  // the default for trees
-    const auto no_options = ConfigDocument::from_string("", "(default representation options)");
     run.representation = registry.create<Representation>(run.representation_name, no_options->root());
   }
   if (auto section = root.optional_table("algorithm")) {
     run.algorithm = create_from_section<Algorithm>(registry, *section, run.algorithm_name);
   } else {
     run.algorithm_name = run.model->joints.empty() ? "newton-euler" : "aba";
-    const auto no_options = ConfigDocument::from_string("", "(default algorithm options)");
     run.algorithm = registry.create<Algorithm>(run.algorithm_name, no_options->root());
   }
-  run.integrator = create_from_section<Integrator>(registry, root.table("integrator"), run.integrator_name);
+  if (simulate || root.contains("integrator"))
+    run.integrator = create_from_section<Integrator>(registry, root.table("integrator"), run.integrator_name);
 
   if (auto output = root.optional_table("output")) {
     if (output->contains("directory")) run.output_directory = output->string("directory");
@@ -89,7 +97,15 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
 
   const DynamicsContext context{run.model, *run.group, run.group_name, run.representation.get(),
                                 run.representation_name};
-  run.dynamics = run.algorithm->bind_forward_dynamics(context);
+  const std::string where = run.config_file.string() + ": ";
+  try {
+    if (simulate) run.dynamics = run.algorithm->bind_forward_dynamics(context);
+    else run.evaluator = run.algorithm->bind_evaluator(context);
+  } catch (const ModelError& error) {
+    throw ModelError(where + "algorithm '" + run.algorithm_name + "'" +
+                     (run.representation ? ", representation '" + run.representation_name + "'" : std::string()) +
+                     ", group '" + run.group_name + "': " + error.what());
+  }
   return run;
 }
 

@@ -7,6 +7,8 @@
 #include <liembs/sim/state.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace liembs {
 
@@ -39,9 +41,22 @@ struct DynamicsContext {
   std::string representation_name;
 };
 
+// Batch evaluation for `liembs eval`: a function from named input columns to named output
+// columns (documented in README.md, "liembs eval").
+class BatchEvaluator {
+ public:
+  virtual ~BatchEvaluator();
+  virtual const std::vector<std::string>& input_columns() const = 0;
+  virtual const std::vector<std::string>& output_columns() const = 0;
+  virtual void evaluate(const double* inputs, double* outputs) = 0;
+};
+
 class Algorithm : public Component {
  public:
   static constexpr Kind kind = Kind::algorithm;
+
+  // Binds the algorithm for batch evaluation; the default says it has none.
+  virtual std::unique_ptr<BatchEvaluator> bind_evaluator(const DynamicsContext& context) const;
 
   // Binds forward dynamics to a model. An algorithm that has no meaning for the model or
   // the chosen group/representation throws a ModelError naming both choices and why.

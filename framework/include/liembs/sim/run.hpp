@@ -33,12 +33,19 @@ struct Run {
   std::unique_ptr<Representation> representation;  // optional
   std::optional<std::filesystem::path> output_directory;  // from [output] directory
   bool write_trajectory = true;
-  std::unique_ptr<ForwardDynamics> dynamics;  // the algorithm bound to model and group
+  std::unique_ptr<ForwardDynamics> dynamics;   // the algorithm bound to model and group (simulate)
+  std::unique_ptr<BatchEvaluator> evaluator;   // the algorithm bound for `liembs eval` (evaluate)
 };
+
+// What a file is loaded for: a simulation needs [group], [integrator] and [simulation] and
+// binds forward dynamics; an evaluation (`liembs eval`) reads them if present and binds the
+// algorithm's batch evaluator.
+enum class RunPurpose { simulate, evaluate };
 
 // Reads and validates `document` (its [plugins] paths are added to `registry`, which is
 // then loaded), creates every component and rejects unused keys.
-Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry);
+Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry,
+             RunPurpose purpose = RunPurpose::simulate);
 
 struct RunSummary {
   long long steps = 0;

@@ -1,0 +1,252 @@
+// Algorithm plugin for trees in relative coordinates, in the representation chosen for the
+// run: forward dynamics by the articulated-body algorithm ("aba") or by the composite-
+// rigid-body algorithm and a Cholesky solve ("crba-cholesky") for simulations, and
+// inverse dynamics ("rnea"), the mass matrix ("crba"), the Coriolis matrix ("coriolis") and
+// gravity forces ("gravity") for `liembs eval`. A floating base moves on the run's group;
+// its velocity coordinates are converted to and from the body twist the algorithms use.
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/error.hpp>
+#include <liembs/model/model.hpp>
+#include <liembs/plugin/plugin.hpp>
+
+#include <Eigen/Geometry>
+
+namespace {
+
+using namespace liembs;
+
+class TreeForwardDynamics final : public ForwardDynamics {
+ public:
+  TreeForwardDynamics(std::shared_ptr<const Model> model, const Group& group, const Representation& representation,
+                      bool articulated_body)
+      : model_(std::move(model)),
+        group_(group),
+        tree_(std::make_shared<const KinematicTree>(compile_tree(*model_))),
+        dynamics_(representation.bind_tree(tree_)),
+        articulated_body_(articulated_body) {
+    force_.setZero(tree_->velocity_dimension());
+  }
+
+  void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
+    to_tree_state(state);
+    if (articulated_body_) dynamics_->forward_dynamics(tree_state_, force_, acceleration_);
+    else dynamics_->forward_dynamics_cholesky(tree_state_, force_, acceleration_);
+    rates.resize(acceleration_.size());
+    if (tree_->floating_base) {
+      group_.rates_from_body_twist_rates(state.poses, tree_state_.base_twist.data(), acceleration_.data(), rates.data());
+      rates.tail(tree_->dof()) = acceleration_.tail(tree_->dof());
+    } else {
+      rates = acceleration_;
+    }
+  }
+
+  std::size_t free_bodies() const override { return tree_->floating_base ? 1 : 0; }
+  std::size_t joint_coordinates() const override { return static_cast<std::size_t>(tree_->dof()); }
+
+  State initial_state() const override {
+    State state;
+    state.coordinates = tree_->initial_position;
+    state.velocities.resize(tree_->velocity_dimension());
+    if (tree_->floating_base) {
+      const RigidBody& base = model_->bodies[tree_->base_body];
+      state.poses.push_back(base.reference_pose);
+      Vec6 twist;
+      twist << base.initial_angular_velocity, base.reference_pose.R.transpose() * base.initial_linear_velocity;
+      group_.from_body_twists(state.poses, twist.data(), state.velocities.data());
+      state.velocities.tail(tree_->dof()) = tree_->initial_velocity;
+    } else {
+      state.velocities = tree_->initial_velocity;
+    }
+    return state;
+  }
+
+  void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
+    to_tree_state(state);
+    zero_.setZero(tree_->velocity_dimension());
+    dynamics_->body_kinematics(tree_state_, zero_, kinematics_);
+    poses = kinematics_.poses;
+    twists = kinematics_.twists;
+  }
+
+ private:
+  void to_tree_state(const State& state) {
+    const int n = tree_->dof();
+    if (tree_->floating_base) {
+      tree_state_.base = state.poses.front();
+      group_.to_body_twists(state.poses, state.velocities.data(), tree_state_.base_twist.data());
+    }
+    tree_state_.q = state.coordinates;
+    tree_state_.qd = state.velocities.tail(n);
+  }
+
+  std::shared_ptr<const Model> model_;
+  const Group& group_;
+  std::shared_ptr<const KinematicTree> tree_;
+  std::unique_ptr<TreeDynamics> dynamics_;
+  bool articulated_body_;
+  TreeState tree_state_;
+  Eigen::VectorXd force_, acceleration_, zero_;
+  BodyKinematics kinematics_;
+};
+
+// What a tree algorithm computes, for runs and for `liembs eval`.
+enum class Quantity { forward_aba, forward_cholesky, inverse_dynamics, mass_matrix, coriolis_matrix, gravity_forces };
+
+// Column-oriented batch evaluation (README.md, "liembs eval"): inputs are the base state (if
+// the tree floats) and q, q' and q'' or tau per degree of freedom; outputs are named after
+// the generalized coordinates.
+class TreeEvaluator final : public BatchEvaluator {
+ public:
+  TreeEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<TreeDynamics> dynamics, Quantity quantity)
+      : tree_(std::move(tree)), dynamics_(std::move(dynamics)), quantity_(quantity) {
+    const bool floating = tree_->floating_base;
+    std::vector<std::string> coordinates;  // generalized coordinate names
+    if (floating)
+      for (const char* c : {"wx", "wy", "wz", "vx", "vy", "vz"}) coordinates.push_back(std::string("base.") + c);
+    for (const auto& name : tree_->dof_names) coordinates.push_back(name);
+    if (floating)
+      for (const char* c : {"x", "y", "z", "qw", "qx", "qy", "qz"}) inputs_.push_back(std::string("base.") + c);
+    for (const auto& name : tree_->dof_names) inputs_.push_back("q." + name);
+    const bool needs_velocity = quantity != Quantity::mass_matrix && quantity != Quantity::gravity_forces;
+    if (needs_velocity) {
+      if (floating)
+        for (const char* c : {"wx", "wy", "wz", "vx", "vy", "vz"}) inputs_.push_back(std::string("base.") + c);
+      for (const auto& name : tree_->dof_names) inputs_.push_back("qd." + name);
+    }
+    auto add_per_coordinate = [&](std::vector<std::string>& list, const char* prefix, const char* base_prefix,
+                                  const std::vector<const char*>& base_names) {
+      if (floating)
+        for (const char* c : base_names) list.push_back(std::string(base_prefix) + c);
+      for (const auto& name : tree_->dof_names) list.push_back(std::string(prefix) + name);
+    };
+    const std::vector<const char*> rate_names{"dwx", "dwy", "dwz", "dvx", "dvy", "dvz"};
+    const std::vector<const char*> wrench_names{"mx", "my", "mz", "fx", "fy", "fz"};
+    switch (quantity) {
+      case Quantity::forward_aba:
+      case Quantity::forward_cholesky:
+        add_per_coordinate(inputs_, "tau.", "base.", wrench_names);
+        add_per_coordinate(outputs_, "qdd.", "base.", rate_names);
+        break;
+      case Quantity::inverse_dynamics:
+        add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
+        add_per_coordinate(outputs_, "tau.", "base.", wrench_names);
+        break;
+      case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", "base.", wrench_names); break;
+      case Quantity::mass_matrix:
+      case Quantity::coriolis_matrix:
+        for (const auto& row : coordinates)
+          for (const auto& column : coordinates)
+            outputs_.push_back(std::string(quantity == Quantity::mass_matrix ? "M." : "C.") + row + "." + column);
+        break;
+    }
+  }
+
+  const std::vector<std::string>& input_columns() const override { return inputs_; }
+  const std::vector<std::string>& output_columns() const override { return outputs_; }
+
+  void evaluate(const double* in, double* out) override {
+    const int n = tree_->dof(), nv = tree_->velocity_dimension();
+    const bool floating = tree_->floating_base;
+    std::size_t k = 0;
+    if (floating) {
+      state_.base.r = Vec3(in[0], in[1], in[2]);
+      Eigen::Quaterniond q(in[3], in[4], in[5], in[6]);
+      if (q.norm() < 1e-12) throw Error("base quaternion is zero");
+      state_.base.R = q.normalized().toRotationMatrix();
+      k = 7;
+    }
+    state_.q = Eigen::Map<const Eigen::VectorXd>(in + k, n);
+    k += static_cast<std::size_t>(n);
+    state_.qd.setZero(n);
+    state_.base_twist.setZero();
+    if (quantity_ != Quantity::mass_matrix && quantity_ != Quantity::gravity_forces) {
+      if (floating) {
+        state_.base_twist = Eigen::Map<const Vec6>(in + k);
+        k += 6;
+      }
+      state_.qd = Eigen::Map<const Eigen::VectorXd>(in + k, n);
+      k += static_cast<std::size_t>(n);
+    }
+    switch (quantity_) {
+      case Quantity::forward_aba:
+        dynamics_->forward_dynamics(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), vector_);
+        break;
+      case Quantity::forward_cholesky:
+        dynamics_->forward_dynamics_cholesky(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), vector_);
+        break;
+      case Quantity::inverse_dynamics:
+        dynamics_->inverse_dynamics(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), vector_);
+        break;
+      case Quantity::gravity_forces: dynamics_->gravity_forces(state_, vector_); break;
+      case Quantity::mass_matrix: dynamics_->mass_matrix(state_, matrix_); break;
+      case Quantity::coriolis_matrix: dynamics_->coriolis_matrix(state_, matrix_); break;
+    }
+    if (quantity_ == Quantity::mass_matrix || quantity_ == Quantity::coriolis_matrix) {
+      for (int r = 0; r < nv; ++r)
+        for (int c = 0; c < nv; ++c) out[r * nv + c] = matrix_(r, c);  // row-major, as the columns are named
+    } else {
+      Eigen::Map<Eigen::VectorXd>(out, nv) = vector_;
+    }
+  }
+
+ private:
+  std::shared_ptr<const KinematicTree> tree_;
+  std::unique_ptr<TreeDynamics> dynamics_;
+  Quantity quantity_;
+  std::vector<std::string> inputs_, outputs_;
+  TreeState state_;
+  Eigen::VectorXd vector_;
+  Eigen::MatrixXd matrix_;
+};
+
+class TreeAlgorithm final : public Algorithm {
+ public:
+  TreeAlgorithm(std::string name, Quantity quantity) : name_(std::move(name)), quantity_(quantity) {}
+
+  std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext& context) const override {
+    if (quantity_ != Quantity::forward_aba && quantity_ != Quantity::forward_cholesky)
+      throw ModelError("it does not compute forward dynamics, which a simulation integrates; use 'aba' or "
+                       "'crba-cholesky' for trees (or 'newton-euler' for free bodies), or evaluate it with "
+                       "'liembs eval'");
+    check(context);
+    return std::make_unique<TreeForwardDynamics>(context.model, context.group, *context.representation,
+                                                 quantity_ == Quantity::forward_aba);
+  }
+
+  std::unique_ptr<BatchEvaluator> bind_evaluator(const DynamicsContext& context) const override {
+    check(context);
+    auto tree = std::make_shared<const KinematicTree>(compile_tree(*context.model));
+    auto dynamics = context.representation->bind_tree(tree);
+    return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), quantity_);
+  }
+
+ private:
+  void check(const DynamicsContext& context) const {
+    if (!context.representation)
+      throw ModelError("it needs a twist representation: add [representation] name = \"body-fixed\" "
+                       "(or spatial, hybrid, mixed)");
+    if (context.model->joints.empty() && context.model->bodies.size() > 1)
+      throw ModelError("it works on one tree, but the model has " + std::to_string(context.model->bodies.size()) +
+                       " unconnected free bodies; use algorithm 'newton-euler' for absolute coordinates");
+  }
+
+  std::string name_;
+  Quantity quantity_;
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  using liembs::Algorithm;
+  const auto add = [&](const char* name, Quantity quantity, const char* summary) {
+    registrar.add<Algorithm>(name, "1.0.0", summary, [name = std::string(name), quantity](const liembs::ConfigTable&) {
+      return std::make_unique<TreeAlgorithm>(name, quantity);
+    });
+  };
+  add("aba", Quantity::forward_aba, "forward dynamics of a tree: articulated-body algorithm");
+  add("crba-cholesky", Quantity::forward_cholesky, "forward dynamics of a tree: composite-rigid-body algorithm + Cholesky");
+  add("rnea", Quantity::inverse_dynamics, "inverse dynamics of a tree: recursive Newton-Euler (liembs eval)");
+  add("crba", Quantity::mass_matrix, "mass matrix of a tree: composite-rigid-body algorithm (liembs eval)");
+  add("coriolis", Quantity::coriolis_matrix, "Coriolis matrix C with M' - 2C skew-symmetric (liembs eval)");
+  add("gravity", Quantity::gravity_forces, "gravity and load forces of a tree (liembs eval)");
+}
