@@ -79,15 +79,15 @@ class FreeBodyDynamics final : public ForwardDynamics {
 class NewtonEuler final : public Algorithm {
  public:
   std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext& context) const override {
+    if (!context.model->joints.empty())
+      throw ModelError("algorithm 'newton-euler' integrates unconnected free bodies, but the model has " +
+                       std::to_string(context.model->joints.size()) + " joint(s) (first: '" +
+                       context.model->joints.front().name + "'); use algorithm 'aba' or 'crba-cholesky'");
     if (context.representation)
       throw ModelError("algorithm 'newton-euler' and representation '" + context.representation_name +
                        "' do not combine: newton-euler integrates free bodies in absolute coordinates, "
                        "where each body's twist convention is fixed by the group ('" + context.group_name +
                        "'); remove the [representation] section");
-    if (!context.model->joints.empty())
-      throw ModelError("algorithm 'newton-euler' integrates unconnected free bodies, but the model has " +
-                       std::to_string(context.model->joints.size()) + " joint(s) (first: '" +
-                       context.model->joints.front().name + "'); use algorithm 'aba' or 'crba-cholesky'");
     return std::make_unique<FreeBodyDynamics>(context.model, context.group);
   }
 };

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <string>
 
@@ -50,6 +52,21 @@ fs::path write_config(const std::string& name, const std::string& text) {
   const fs::path file = scratch("configs") / name;
   std::ofstream(file) << text;
   return file;
+}
+
+// The data rows of a CSV text as numbers (header skipped).
+std::vector<std::vector<double>> numeric_rows(const std::string& csv) {
+  std::vector<std::vector<double>> rows;
+  std::stringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    std::vector<double> row;
+    std::stringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 bool has_leftovers(const fs::path& dir) {
@@ -211,4 +228,77 @@ TEST_CASE("a run whose state stops being finite exits 5 and leaves no output fil
   CHECK(r.status == 5);
   CHECK_THAT(r.err, Contains("body 'body' is not finite after the step from t = 0") && Contains("step size 0.5"));
   CHECK_FALSE(has_leftovers(out));
+}
+
+TEST_CASE("tree models: closed loops and wrong combinations are refused before the run", "[cli][errors]") {
+  SECTION("closed loop names the joint to cut") {
+    const Result r = liembs("validate '" + data + "/four-bar-loop.toml'");
+    CHECK(r.status == 4);
+    CHECK_THAT(r.err, Contains("closed kinematic loop") && Contains("'C' would be cut"));
+  }
+  SECTION("an algorithm without forward dynamics cannot be simulated") {
+    const Result r = liembs("run '" LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml' --set algorithm.name=rnea");
+    CHECK(r.status == 4);
+    CHECK_THAT(r.err, Contains("algorithm 'rnea', representation 'hybrid'") && Contains("does not compute forward dynamics"));
+  }
+  SECTION("newton-euler refuses a model with joints") {
+    const Result r = liembs("validate '" LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml' --set algorithm.name=newton-euler");
+    CHECK(r.status == 4);
+    CHECK_THAT(r.err, Contains("algorithm 'newton-euler'") && Contains("joint(s) (first: 'shoulder')"));
+  }
+  SECTION("a joint to an unknown body") {
+    const Result r = liembs("validate '" LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml' --set model.joints.1.child=lowr");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("model.joints.1.child") && Contains("unknown body 'lowr'") && Contains("did you mean 'lower'?"));
+  }
+}
+
+TEST_CASE("eval computes the chosen algorithm for every row and checks its input", "[cli][eval]") {
+  const std::string model = "'" LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml'";
+  const fs::path dir = scratch("eval");
+  std::ofstream(dir / "states.csv") << "time,q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n"
+                                       "0,0.1,0.2,0.3,0.4,0.5,0.6\n1,-1,2,0,0,0,0\n";
+  SECTION("inverse dynamics in every representation agree, forward dynamics inverts them") {
+    std::vector<std::vector<double>> reference;
+    for (const char* representation : {"body-fixed", "spatial", "hybrid", "mixed"}) {
+      const fs::path out = dir / (std::string("tau-") + representation + ".csv");
+      const Result r = liembs("eval " + model + " --set algorithm.name=rnea --set representation.name=" + representation +
+                              " --states '" + (dir / "states.csv").string() + "' --output '" + out.string() + "'");
+      INFO(r.err);
+      REQUIRE(r.status == 0);
+      const std::string csv = read_file(out);
+      CHECK_THAT(csv, Contains("time,tau.shoulder,tau.elbow"));
+      const auto rows = numeric_rows(csv);
+      REQUIRE(rows.size() == 2);
+      if (reference.empty()) reference = rows;
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t j = 0; j < rows[i].size(); ++j) CHECK(std::abs(rows[i][j] - reference[i][j]) < 1e-12);
+    }
+    // Forward dynamics (ABA) of these forces returns the accelerations of states.csv.
+    std::ofstream(dir / "forces.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,tau.shoulder,tau.elbow\n"
+                                      << "0.1,0.2,0.3,0.4," << std::setprecision(17) << reference[0][1] << ',' << reference[0][2] << "\n";
+    const Result r = liembs("eval " + model + " --set algorithm.name=aba --states '" + (dir / "forces.csv").string() +
+                            "' --output '" + (dir / "qdd.csv").string() + "'");
+    REQUIRE(r.status == 0);
+    const auto qdd = numeric_rows(read_file(dir / "qdd.csv"));
+    REQUIRE(qdd.size() == 1);
+    CHECK(std::abs(qdd[0][0] - 0.5) < 1e-12);
+    CHECK(std::abs(qdd[0][1] - 0.6) < 1e-12);
+  }
+  SECTION("a missing column is named with the expected inputs, and nothing is written") {
+    std::ofstream(dir / "bad.csv") << "q.shoulder,qd.shoulder\n0,0\n";
+    const Result r = liembs("eval " + model + " --set algorithm.name=rnea --states '" + (dir / "bad.csv").string() +
+                            "' --output '" + (dir / "out.csv").string() + "'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("bad.csv:1: missing column 'q.elbow'") && Contains("q.shoulder,q.elbow,qd.shoulder"));
+    CHECK_FALSE(fs::exists(dir / "out.csv"));
+  }
+  SECTION("a bad number names the line and column") {
+    std::ofstream(dir / "nan.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n0,0,0,0,0,0\n0,x,0,0,0,0\n";
+    const Result r = liembs("eval " + model + " --set algorithm.name=rnea --states '" + (dir / "nan.csv").string() +
+                            "' --output '" + (dir / "out.csv").string() + "'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("nan.csv:3: column 'q.elbow': 'x' is not a finite number"));
+    CHECK_FALSE(fs::exists(dir / "out.csv"));
+  }
 }

@@ -7,6 +7,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include <algorithm>
 #include <set>
 
 namespace liembs {
@@ -203,22 +204,36 @@ void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>
   };
   std::vector<Pending> pending;
   std::set<std::string> names;
-  std::vector<bool> is_child(model.bodies.size(), false);
+  std::vector<bool> body_frame_child(model.bodies.size(), false);
   for (const auto& joint_table : table.table_array("joints")) {
     Joint joint;
     joint.name = joint_table.string("name");
     if (joint.name.empty()) joint_table.fail("name", "joint name is empty");
     if (!names.insert(joint.name).second) joint_table.fail("name", "duplicate joint name '" + joint.name + "'");
     const std::string who = "joint '" + joint.name + "': ";
-    const std::string type = joint_table.choice("type", joint_type_names());
+    const std::string type = joint_table.string("type");
+    if (std::find(joint_type_names().begin(), joint_type_names().end(), type) == joint_type_names().end()) {
+      std::string message = who + "'" + type + "' is not one of: " + join_names(joint_type_names());
+      const std::string suggestion = nearest_name(type, joint_type_names());
+      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+      joint_table.fail("type", message);
+    }
     for (std::size_t t = 0; t < joint_type_names().size(); ++t)
       if (joint_type_names()[t] == type) joint.type = static_cast<JointType>(t);
     const std::string parent = joint_table.string("parent");
     const std::string child = joint_table.string("child");
-    try {
-      joint.parent = parent == "world" ? Joint::world : model.body_index(parent);
-    } catch (const ModelError& error) {
-      joint_table.fail("parent", who + error.what() + " (or 'world')");
+    if (parent == "world") {
+      joint.parent = Joint::world;
+    } else {
+      std::vector<std::string> candidates{"world"};
+      for (const auto& body : model.bodies) candidates.push_back(body.name);
+      if (std::find(candidates.begin(), candidates.end(), parent) == candidates.end()) {
+        std::string message = who + "unknown body '" + parent + "' as parent; expected 'world' or a body: " + join_names(candidates);
+        const std::string suggestion = nearest_name(parent, candidates);
+        if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+        joint_table.fail("parent", message);
+      }
+      joint.parent = model.body_index(parent);
     }
     try {
       joint.child = model.body_index(child);
@@ -233,14 +248,15 @@ void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>
       if (pose_given[joint.child])
         joint_table.fail("frame", who + "with frame = \"body\" the child's reference pose comes from child_position and "
                                         "child_rotation_vector; remove position/rotation from body '" + child + "'");
-      if (is_child[joint.child]) joint_table.fail("child", who + "body '" + child + "' already has a body-frame joint");
+      if (body_frame_child[joint.child])
+        joint_table.fail("child", who + "body '" + child + "' is already placed by another body-frame joint");
+      body_frame_child[joint.child] = true;
       child_in_parent.r = joint_table.vec3_or("child_position", Vec3::Zero());
       child_in_parent.R = so3::exp(joint_table.vec3_or("child_rotation_vector", Vec3::Zero()));
     } else {
       for (const char* key : {"child_position", "child_rotation_vector"})
         if (joint_table.contains(key)) joint_table.fail(key, who + "only read with frame = \"body\"");
     }
-    is_child[joint.child] = true;
     joint.initial_position = read_joint_values(joint_table, "initial_position", screws.size(), who);
     joint.initial_velocity = read_joint_values(joint_table, "initial_velocity", screws.size(), who);
     pending.push_back({joint_table, joint, body_frame, std::move(screws), child_in_parent});

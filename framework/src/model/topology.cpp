@@ -9,8 +9,11 @@ namespace liembs {
 
 namespace {
 
-// Vertex 0 is the world, vertex i + 1 is body i; the edge index is the joint index.
-using JointGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+// Vertex 0 is the world, vertex i + 1 is body i; each joint is an edge from its parent to
+// its child, with the joint index as edge index. The search follows joints from parent to
+// child, so the spanning tree is directed away from the roots and a joint whose child was
+// reached first through another joint closes a loop.
+using JointGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                                          boost::property<boost::edge_index_t, std::size_t>>;
 using Vertex = boost::graph_traits<JointGraph>::vertex_descriptor;
 using Edge = boost::graph_traits<JointGraph>::edge_descriptor;
@@ -71,17 +74,24 @@ Topology analyze_topology(const Model& model) {
   topology.parent_joint.assign(bodies, Topology::none);
   std::vector<bool> in_tree(model.joints.size(), false);
   for (const auto& [j, from] : tree_edges) {
-    const Joint& joint = model.joints[j];
-    if (vertex_of(joint.parent) != from)
-      throw ModelError("joint '" + joint.name + "' points towards its root: its child '" + body_name(model, joint.child) +
-                       "' is closer to the root than its parent '" + body_name(model, joint.parent) +
-                       "'; swap parent and child");
+    (void)from;
     in_tree[j] = true;
     topology.tree_joints.push_back(j);
-    topology.parent_joint[joint.child] = j;
+    topology.parent_joint[model.joints[j].child] = j;
   }
-  for (std::size_t j = 0; j < model.joints.size(); ++j)
-    if (!in_tree[j]) topology.cut_joints.push_back(j);
+  std::vector<bool> is_free(bodies, false);
+  for (const std::size_t b : topology.free_bodies) is_free[b] = true;
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    if (in_tree[j]) continue;
+    const Joint& joint = model.joints[j];
+    // A free body whose joint leads into a body already reached from another root is most
+    // likely a joint written the wrong way round, not a second root.
+    if (topology.root_count() > 1 && joint.parent != Joint::world && is_free[joint.parent])
+      throw ModelError("joint '" + joint.name + "' points towards its root: its parent '" +
+                       body_name(model, joint.parent) + "' is not moved by any joint, while its child '" +
+                       body_name(model, joint.child) + "' is already connected to the root; swap parent and child");
+    topology.cut_joints.push_back(j);
+  }
   for (const Vertex v : order)
     if (v != 0) topology.ordered_bodies.push_back(v - 1);
   return topology;

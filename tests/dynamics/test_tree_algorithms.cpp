@@ -1,0 +1,379 @@
+// The recursive tree algorithms of the four representation plugins (body-fixed, spatial,
+// hybrid, mixed) held to the closed-form reference (liembs::closed_form) and to each
+// other, on random chains and branched trees, fixed and floating bases, every joint type,
+// rotated inertias and offset centres of mass: inverse dynamics (RNEA), forward dynamics
+// (ABA and CRBA + Cholesky), mass matrix, Coriolis matrix, gravity forces, body kinematics
+// and body Jacobians with their rates; round trips; M SPD; M' - 2C skew.
+//
+// The plugins are loaded from the build tree; a missing representation plugin is a test
+// failure, never a silent skip.
+#include <liembs/config/config_table.hpp>
+#include <liembs/dynamics/closed_form.hpp>
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/lie/se3.hpp>
+#include <liembs/model/model.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/plugin/representation.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <random_trees.hpp>
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace liembs;
+using liembs::testing::random_state;
+using liembs::testing::random_tree_model;
+using liembs::testing::random_vector;
+using liembs::testing::tree_options;
+using liembs::testing::tree_variants;
+
+namespace {
+
+constexpr std::array<const char*, 4> representation_names{"body-fixed", "spatial", "hybrid", "mixed"};
+constexpr unsigned seeds_per_variant = 3;
+
+// Round-off agreement between the recursions and the closed form, relative to the size
+// of the compared quantity (or 1).
+constexpr double roundoff_tolerance = 1e-12;
+constexpr double fd_step = 1e-5;
+constexpr double fd_tolerance = 1e-7;
+
+template <class A, class B>
+double relative_error(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b) {
+  if (a.size() == 0 && b.size() == 0) return 0.0;
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return 1e300;
+  return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
+}
+
+double symmetric_part(const Eigen::MatrixXd& S) {
+  if (S.size() == 0) return 0.0;
+  return (S + S.transpose()).cwiseAbs().maxCoeff() / std::max(1.0, S.cwiseAbs().maxCoeff());
+}
+
+// Condition number of the (SPD) mass matrix, to scale the forward-dynamics tolerance:
+// a solve loses about log10(cond) digits.
+double condition_number(const Eigen::MatrixXd& M) {
+  if (M.size() == 0) return 1.0;
+  const Eigen::VectorXd eigenvalues = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M).eigenvalues();
+  return eigenvalues.maxCoeff() / eigenvalues.minCoeff();
+}
+
+// The representation plugins, loaded from the build tree's plugin folder. The registry
+// is declared first so that it outlives the components created from its libraries.
+struct Representations {
+  Registry registry;
+  std::shared_ptr<ConfigDocument> options = ConfigDocument::from_string("", "options");
+  std::vector<std::pair<std::string, std::unique_ptr<Representation>>> loaded;
+  std::string problems;  // what is missing, and why
+
+  Representations() {
+    try {
+      registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "build tree", true}});
+      registry.load();
+    } catch (const std::exception& error) {
+      problems = std::string("cannot load the plugins of ") + LIEMBS_TEST_PLUGIN_DIR + ": " + error.what();
+      return;
+    }
+    for (const char* name : representation_names) {
+      try {
+        loaded.emplace_back(name, registry.create<Representation>(name, options->root()));
+      } catch (const std::exception& error) {
+        problems += std::string(problems.empty() ? "" : "; ") + "representation plugin '" + name +
+                    "' is not available from " + LIEMBS_TEST_PLUGIN_DIR + ": " + error.what();
+      }
+    }
+  }
+};
+
+// One model bound to every representation.
+struct BoundTree {
+  std::shared_ptr<const KinematicTree> tree;
+  std::vector<std::pair<std::string, std::unique_ptr<TreeDynamics>>> dynamics;
+};
+
+BoundTree bind_all(const Representations& representations, const Model& model) {
+  BoundTree bound;
+  bound.tree = std::make_shared<const KinematicTree>(compile_tree(model));
+  for (const auto& [name, representation] : representations.loaded) {
+    std::unique_ptr<TreeDynamics> dynamics = representation->bind_tree(bound.tree);
+    REQUIRE(dynamics != nullptr);
+    CHECK(dynamics->representation() == name);
+    CHECK(&dynamics->tree() == bound.tree.get());
+    bound.dynamics.emplace_back(name, std::move(dynamics));
+  }
+  return bound;
+}
+
+// Fails the test case (not a skip) when a representation plugin is missing.
+#define REQUIRE_ALL_REPRESENTATIONS(representations)                                     \
+  do {                                                                                   \
+    if (!(representations).problems.empty()) FAIL((representations).problems);           \
+    REQUIRE((representations).loaded.size() == representation_names.size());            \
+  } while (false)
+
+TreeState moved(const KinematicTree& tree, const TreeState& state, double h) {
+  TreeState out = state;
+  out.q += h * state.qd;
+  if (tree.floating_base) out.base = se3::compose(state.base, se3::exp(h * state.base_twist));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every representation plugin is available", "[dynamics]") {
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+}
+
+TEST_CASE("recursive inverse dynamics, mass, Coriolis and gravity terms equal the closed form in every representation",
+          "[dynamics]") {
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const auto& variant : tree_variants()) {
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      const Model model = random_tree_model(seed, variant.options);
+      BoundTree bound = bind_all(representations, model);
+      const KinematicTree& tree = *bound.tree;
+      const int nv = tree.velocity_dimension();
+      const TreeState state = random_state(tree, 1000 + seed);
+      const Eigen::VectorXd acceleration = random_vector(nv, 2000 + seed);
+
+      const Eigen::VectorXd force_reference = closed_form::inverse_dynamics(tree, state, acceleration);
+      const Eigen::MatrixXd mass_reference = closed_form::mass_matrix(tree, state);
+      const Eigen::MatrixXd coriolis_reference = closed_form::coriolis_matrix(tree, state);
+      const Eigen::VectorXd gravity_reference = closed_form::gravity_forces(tree, state);
+
+      std::vector<Eigen::VectorXd> forces;
+      for (auto& [name, dynamics] : bound.dynamics) {
+        INFO("representation " << name);
+        Eigen::VectorXd force, gravity;
+        Eigen::MatrixXd mass, coriolis;
+        dynamics->inverse_dynamics(state, acceleration, force);
+        dynamics->mass_matrix(state, mass);
+        dynamics->coriolis_matrix(state, coriolis);
+        dynamics->gravity_forces(state, gravity);
+        CHECK(relative_error(force, force_reference) < roundoff_tolerance);
+        CHECK(relative_error(mass, mass_reference) < roundoff_tolerance);
+        CHECK(relative_error(coriolis, coriolis_reference) < roundoff_tolerance);
+        CHECK(relative_error(gravity, gravity_reference) < roundoff_tolerance);
+        forces.push_back(force);
+      }
+      // The representations agree with each other (T1 of 000 section 10).
+      for (std::size_t r = 1; r < forces.size(); ++r) {
+        INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
+        CHECK(relative_error(forces[r], forces[0]) < roundoff_tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("recursive forward dynamics (ABA and CRBA + Cholesky) equal the closed form and invert the RNEA",
+          "[dynamics]") {
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const auto& variant : tree_variants()) {
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      const Model model = random_tree_model(seed, variant.options);
+      BoundTree bound = bind_all(representations, model);
+      const KinematicTree& tree = *bound.tree;
+      const int nv = tree.velocity_dimension();
+      const TreeState state = random_state(tree, 3000 + seed);
+      const Eigen::VectorXd force = random_vector(nv, 4000 + seed, 10.0);
+      const Eigen::VectorXd acceleration_reference = closed_form::forward_dynamics(tree, state, force);
+      // A solve with M loses log10(cond M) digits.
+      const double tolerance = roundoff_tolerance * std::max(1.0, 1e-2 * condition_number(closed_form::mass_matrix(tree, state)));
+      const Eigen::VectorXd input_acceleration = random_vector(nv, 5000 + seed);
+
+      std::vector<Eigen::VectorXd> accelerations;
+      for (auto& [name, dynamics] : bound.dynamics) {
+        INFO("representation " << name << ", tolerance " << tolerance);
+        Eigen::VectorXd aba, cholesky, force_of_input, round_trip;
+        dynamics->forward_dynamics(state, force, aba);
+        dynamics->forward_dynamics_cholesky(state, force, cholesky);
+        CHECK(relative_error(aba, acceleration_reference) < tolerance);
+        CHECK(relative_error(cholesky, acceleration_reference) < tolerance);
+        CHECK(relative_error(aba, cholesky) < tolerance);
+        // Forward dynamics of inverse dynamics returns the input acceleration (T11).
+        dynamics->inverse_dynamics(state, input_acceleration, force_of_input);
+        dynamics->forward_dynamics(state, force_of_input, round_trip);
+        CHECK(relative_error(round_trip, input_acceleration) < tolerance);
+        dynamics->forward_dynamics_cholesky(state, force_of_input, round_trip);
+        CHECK(relative_error(round_trip, input_acceleration) < tolerance);
+        accelerations.push_back(aba);
+      }
+      for (std::size_t r = 1; r < accelerations.size(); ++r) {
+        INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
+        CHECK(relative_error(accelerations[r], accelerations[0]) < tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("recursive body kinematics and body Jacobians equal the closed form in every representation",
+          "[dynamics]") {
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const auto& variant : tree_variants()) {
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      const Model model = random_tree_model(seed, variant.options);
+      BoundTree bound = bind_all(representations, model);
+      const KinematicTree& tree = *bound.tree;
+      const int nv = tree.velocity_dimension();
+      const TreeState state = random_state(tree, 6000 + seed);
+      const Eigen::VectorXd acceleration = random_vector(nv, 7000 + seed);
+      const BodyKinematics reference = closed_form::body_kinematics(tree, state, acceleration);
+      const std::size_t bodies = model.bodies.size();
+
+      for (auto& [name, dynamics] : bound.dynamics) {
+        INFO("representation " << name);
+        BodyKinematics kinematics;
+        dynamics->body_kinematics(state, acceleration, kinematics);
+        std::vector<Matrix6X> jacobians, rates;
+        dynamics->body_jacobians(state, jacobians, &rates);
+        REQUIRE(kinematics.poses.size() == bodies);
+        REQUIRE(kinematics.twists.size() == bodies);
+        REQUIRE(kinematics.accelerations.size() == bodies);
+        REQUIRE(jacobians.size() == bodies);
+        REQUIRE(rates.size() == bodies);
+        std::vector<Matrix6X> jacobians_only;
+        dynamics->body_jacobians(state, jacobians_only, nullptr);
+        REQUIRE(jacobians_only.size() == bodies);
+        for (std::size_t b = 0; b < bodies; ++b) {
+          INFO("body " << model.bodies[b].name);
+          CHECK(relative_error(kinematics.poses[b].matrix(), reference.poses[b].matrix()) < roundoff_tolerance);
+          CHECK(relative_error(kinematics.twists[b], reference.twists[b]) < roundoff_tolerance);
+          CHECK(relative_error(kinematics.accelerations[b], reference.accelerations[b]) < roundoff_tolerance);
+          CHECK(relative_error(jacobians[b], closed_form::body_jacobian(tree, state, b)) < roundoff_tolerance);
+          CHECK(relative_error(rates[b], closed_form::body_jacobian_rate(tree, state, b)) < roundoff_tolerance);
+          CHECK(relative_error(jacobians_only[b], jacobians[b]) < roundoff_tolerance);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("recursive mass matrix is SPD and M' - 2C is skew-symmetric in every representation", "[dynamics]") {
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const auto& variant : tree_variants()) {
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      const Model model = random_tree_model(seed, variant.options);
+      BoundTree bound = bind_all(representations, model);
+      const KinematicTree& tree = *bound.tree;
+      const TreeState state = random_state(tree, 8000 + seed);
+      if (tree.velocity_dimension() == 0) continue;
+      for (auto& [name, dynamics] : bound.dynamics) {
+        INFO("representation " << name);
+        Eigen::MatrixXd M, M_plus, M_minus, C;
+        dynamics->mass_matrix(state, M);
+        CHECK(relative_error(M, Eigen::MatrixXd(M.transpose())) < roundoff_tolerance);
+        CHECK(Eigen::LLT<Eigen::MatrixXd>(M).info() == Eigen::Success);
+        dynamics->mass_matrix(moved(tree, state, fd_step), M_plus);
+        dynamics->mass_matrix(moved(tree, state, -fd_step), M_minus);
+        dynamics->coriolis_matrix(state, C);
+        const Eigen::MatrixXd S = (M_plus - M_minus) / (2.0 * fd_step) - 2.0 * C;
+        CHECK(symmetric_part(S) < fd_tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("constant loads enter the recursive dynamics as -J_b^T W_b in every representation", "[dynamics]") {
+  // 000 rule R2: an external wrench W acting on body b adds -J_b^T W_b (W_b the body-frame
+  // wrench: moment about the body origin, force) to the generalized force. A world-frame
+  // load is a force at the centre of mass and a pure moment, both in world coordinates.
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const auto& variant : tree_variants()) {
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      Model model = random_tree_model(seed, variant.options);
+      const Model unloaded = model;
+      const Eigen::VectorXd wrench_values = random_vector(12 * static_cast<Eigen::Index>(model.bodies.size()), 9000 + seed);
+      for (std::size_t b = 0; b < model.bodies.size(); ++b) {
+        for (const AppliedWrench::Frame frame : {AppliedWrench::Frame::body, AppliedWrench::Frame::world}) {
+          AppliedWrench load;
+          load.body = b;
+          load.frame = frame;
+          const Eigen::Index at = 12 * static_cast<Eigen::Index>(b) + (frame == AppliedWrench::Frame::world ? 6 : 0);
+          load.moment = wrench_values.segment<3>(at);
+          load.force = wrench_values.segment<3>(at + 3);
+          model.loads.push_back(load);
+        }
+      }
+      BoundTree bound = bind_all(representations, model);
+      BoundTree bound_unloaded = bind_all(representations, unloaded);
+      const KinematicTree& tree = *bound.tree;
+      const int nv = tree.velocity_dimension();
+      const TreeState state = random_state(tree, 9500 + seed);
+      const Eigen::VectorXd acceleration = random_vector(nv, 9600 + seed);
+
+      // Generalized load force sum_b J_b^T W_b from the closed-form body Jacobians.
+      const std::vector<Pose> poses = closed_form::body_poses(tree, state);
+      Eigen::VectorXd load_force = Eigen::VectorXd::Zero(nv);
+      for (const AppliedWrench& load : model.loads) {
+        const Pose& C = poses[load.body];
+        Vec6 body_wrench;
+        if (load.frame == AppliedWrench::Frame::body) {
+          body_wrench << load.moment, load.force;
+        } else {
+          const Vec3 force = C.R.transpose() * load.force;
+          body_wrench << C.R.transpose() * load.moment + model.bodies[load.body].center_of_mass.cross(force), force;
+        }
+        load_force += closed_form::body_jacobian(tree, state, load.body).transpose() * body_wrench;
+      }
+      const Eigen::VectorXd expected = closed_form::inverse_dynamics(tree, state, acceleration) - load_force;
+
+      for (std::size_t r = 0; r < bound.dynamics.size(); ++r) {
+        INFO("representation " << bound.dynamics[r].first);
+        Eigen::VectorXd force, force_unloaded, round_trip;
+        bound.dynamics[r].second->inverse_dynamics(state, acceleration, force);
+        bound_unloaded.dynamics[r].second->inverse_dynamics(state, acceleration, force_unloaded);
+        CHECK(relative_error(force, expected) < roundoff_tolerance);
+        CHECK(relative_error(Eigen::VectorXd(force_unloaded - force), load_force) < roundoff_tolerance);
+        bound.dynamics[r].second->forward_dynamics(state, force, round_trip);
+        CHECK(relative_error(round_trip, acceleration) <
+              roundoff_tolerance * std::max(1.0, 1e-2 * condition_number(closed_form::mass_matrix(tree, state))));
+      }
+    }
+  }
+}
+
+TEST_CASE("recursive dynamics of one free body in every representation", "[dynamics]") {
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  const Model model = random_tree_model(11, tree_options(1, false, true));
+  BoundTree bound = bind_all(representations, model);
+  const KinematicTree& tree = *bound.tree;
+  REQUIRE(tree.floating_base);
+  REQUIRE(tree.dof() == 0);
+  const Mat6 M = model.bodies[0].spatial_inertia();
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const TreeState state = random_state(tree, seed);
+    const Vec6 V = state.base_twist;
+    const Vec6 acceleration = random_vector(6, 50 + seed);
+    Vec6 gravity;
+    gravity << Vec3::Zero(), state.base.R.transpose() * model.gravity;
+    const Vec6 expected = M * acceleration - se3::ad(V).transpose() * M * V - M * gravity;
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name << ", seed " << seed);
+      Eigen::VectorXd force, round_trip;
+      dynamics->inverse_dynamics(state, acceleration, force);
+      CHECK(relative_error(force, expected) < roundoff_tolerance);
+      dynamics->forward_dynamics(state, expected, round_trip);
+      CHECK(relative_error(round_trip, acceleration) < roundoff_tolerance);
+    }
+  }
+}
