@@ -30,6 +30,10 @@ class SilencedStderr {
   std::streambuf* previous_;
 };
 
+// Results are read one dof at a time (getForce(i), getAcceleration(i)) rather than as the
+// Eigen vectors getForces()/getAccelerations() return by value: those are allocated inside
+// libdart and would be freed here, which breaks when this code and libdart use different
+// Eigen allocation policies (AddressSanitizer builds switch Eigen to its own aligned malloc).
 class DartPeer final : public PeerModel {
  public:
   DartPeer(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base)
@@ -89,7 +93,8 @@ class DartPeer final : public PeerModel {
     skeleton_->setVelocities(to_dart(qd, "qd"));
     skeleton_->setAccelerations(to_dart(qdd, "qdd"));
     skeleton_->computeInverseDynamics(false, false, false);
-    from_dart(skeleton_->getForces(), tau);
+    tau.resize(dof());
+    for (std::size_t i = 0; i < index_.size(); ++i) tau(static_cast<Eigen::Index>(i)) = skeleton_->getForce(index_[i]);
   }
 
   void forward_dynamics(const VectorXd& q, const VectorXd& qd, const VectorXd& tau, VectorXd& qdd) override {
@@ -97,7 +102,9 @@ class DartPeer final : public PeerModel {
     skeleton_->setVelocities(to_dart(qd, "qd"));
     skeleton_->setForces(to_dart(tau, "tau"));
     skeleton_->computeForwardDynamics();
-    from_dart(skeleton_->getAccelerations(), qdd);
+    qdd.resize(dof());
+    for (std::size_t i = 0; i < index_.size(); ++i)
+      qdd(static_cast<Eigen::Index>(i)) = skeleton_->getAcceleration(index_[i]);
   }
 
   void mass_matrix(const VectorXd& q, MatrixXd& M) override {
@@ -124,16 +131,6 @@ class DartPeer final : public PeerModel {
     for (std::size_t i = 0; i < index_.size(); ++i)
       buffer_(static_cast<Eigen::Index>(index_[i])) = vector(static_cast<Eigen::Index>(i));
     return buffer_;
-  }
-
-  void from_dart(const VectorXd& vector, VectorXd& out) const {
-    if (identity_order_) {
-      out = vector;
-      return;
-    }
-    out.resize(static_cast<Eigen::Index>(index_.size()));
-    for (std::size_t i = 0; i < index_.size(); ++i)
-      out(static_cast<Eigen::Index>(i)) = vector(static_cast<Eigen::Index>(index_[i]));
   }
 
   bool floating_base_;

@@ -11,6 +11,9 @@
 #include <kdl_parser/kdl_parser.hpp>
 #include <urdf_parser/urdf_parser.h>
 
+#include <Eigen/Cholesky>
+
+#include <memory>
 #include <stdexcept>
 
 namespace liembs::peers {
@@ -40,6 +43,21 @@ KDL::Chain chain_from_urdf(const std::string& urdf) {
   return chain;
 }
 
+// KDL::ChainFdSolver_RNE has an inline destructor that frees Eigen matrices libkdl
+// allocated. That is only safe when this code allocates like libkdl (Debian builds it with
+// Eigen's default policy: plain malloc, EIGEN_MALLOC_ALREADY_ALIGNED = 1). Builds that
+// switch Eigen to its own aligned malloc (AddressSanitizer, wider SIMD alignment) compute
+// forward dynamics from KDL's mass matrix and RNE bias instead, as ChainFdSolver_RNE does.
+std::unique_ptr<KDL::ChainFdSolver_RNE> make_forward_solver(const KDL::Chain& chain, const KDL::Vector& gravity) {
+#if EIGEN_MALLOC_ALREADY_ALIGNED
+  return std::make_unique<KDL::ChainFdSolver_RNE>(chain, gravity);
+#else
+  (void)chain;
+  (void)gravity;
+  return nullptr;
+#endif
+}
+
 class KdlPeer final : public PeerModel {
  public:
   KdlPeer(const std::string& urdf, const Eigen::Vector3d& gravity)
@@ -47,12 +65,13 @@ class KdlPeer final : public PeerModel {
         gravity_(gravity.x(), gravity.y(), gravity.z()),
         inverse_(chain_, gravity_),
         parameters_(chain_, gravity_),
-        forward_(chain_, gravity_),
+        forward_(make_forward_solver(chain_, gravity_)),
         n_(chain_.getNrOfJoints()),
         q_(n_),
         qd_(n_),
         qdd_(n_),
         tau_(n_),
+        bias_(n_),
         external_(chain_.getNrOfSegments(), KDL::Wrench::Zero()),
         M_(n_) {
     for (unsigned int i = 0; i < chain_.getNrOfSegments(); ++i) {
@@ -86,8 +105,17 @@ class KdlPeer final : public PeerModel {
     set(q_, q, "q");
     set(qd_, qd, "qd");
     set(tau_, tau, "tau");
-    if (forward_.CartToJnt(q_, qd_, tau_, external_, qdd_) < 0) throw std::runtime_error("KDL: ChainFdSolver_RNE failed");
-    qdd = qdd_.data;
+    if (forward_) {
+      if (forward_->CartToJnt(q_, qd_, tau_, external_, qdd_) < 0)
+        throw std::runtime_error("KDL: ChainFdSolver_RNE failed");
+      qdd = qdd_.data;
+      return;
+    }
+    // The same computation as ChainFdSolver_RNE: M^-1 (tau - ID(q, qd, 0)).
+    qdd_.data.setZero();
+    if (inverse_.CartToJnt(q_, qd_, qdd_, external_, bias_) < 0) throw std::runtime_error("KDL: ChainIdSolver_RNE failed");
+    if (parameters_.JntToMass(q_, M_) < 0) throw std::runtime_error("KDL: ChainDynParam::JntToMass failed");
+    qdd = M_.data.llt().solve(tau - bias_.data);
   }
 
   void mass_matrix(const VectorXd& q, MatrixXd& M) override {
@@ -110,9 +138,9 @@ class KdlPeer final : public PeerModel {
   KDL::Vector gravity_;
   KDL::ChainIdSolver_RNE inverse_;
   KDL::ChainDynParam parameters_;
-  KDL::ChainFdSolver_RNE forward_;
+  std::unique_ptr<KDL::ChainFdSolver_RNE> forward_;  // null: see make_forward_solver
   unsigned int n_;
-  KDL::JntArray q_, qd_, qdd_, tau_;
+  KDL::JntArray q_, qd_, qdd_, tau_, bias_;
   KDL::Wrenches external_;
   KDL::JntSpaceInertiaMatrix M_;
   std::vector<std::string> names_;

@@ -4,6 +4,7 @@
 #include <peers/peer.hpp>
 #include <support/model_generators.hpp>
 
+#include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/urdf_import.hpp>
 
@@ -224,6 +225,40 @@ TEST_CASE("floating base: MuJoCo and DART agree through the LieMBS conventions",
     INFO("floating torso (" << (diagonal ? "principal-axis" : "full") << " inertia): MuJoCo vs DART, largest "
                             << "relative difference " << worst);
     CHECK(worst < tolerance);
+  }
+}
+
+TEST_CASE("floating base conventions: one free body obeys the body-frame Newton-Euler equations", "[peers]") {
+  // Inverse dynamics of a single free body, in the LieMBS convention, is the applied body
+  // wrench W = M V' - ad_V^T M V - W_gravity (M: spatial inertia about the link origin).
+  const std::string urdf = R"(<robot name="body"><link name="body"><inertial>
+      <origin xyz="0.05 -0.02 0.03" rpy="0.3 0.2 -0.4"/><mass value="2.5"/>
+      <inertia ixx="0.04" ixy="0.002" ixz="-0.001" iyy="0.03" iyz="0.003" izz="0.02"/></inertial></link></robot>)";
+  const RigidBody body = import_urdf_string(urdf, "body.urdf", true).bodies.at(0);
+  const Mat6 M = body.spatial_inertia();
+  std::mt19937 engine(41);
+  for (const auto& peer : {make_mujoco(urdf, gravity, true), make_dart(urdf, gravity, true)}) {
+    for (int s = 0; s < 5; ++s) {
+      INFO(peer->name() << " state " << s);
+      const Eigen::Matrix3d R = so3::exp(random_vector(engine, 3, 3.0).head<3>());
+      const Eigen::Vector3d r = random_vector(engine, 3, 1.0).head<3>();
+      const Vec6 V = random_vector(engine, 6, 2.0), V_dot = random_vector(engine, 6, 5.0);
+      const Eigen::Vector3d weight = body.mass * R.transpose() * gravity;  // body frame, at the COM
+      Vec6 gravity_wrench;
+      gravity_wrench << body.center_of_mass.cross(weight), weight;
+      const Vec6 expected = M * V_dot - se3::ad(V).transpose() * (M * V) - gravity_wrench;
+
+      const VectorXd q = peer_positions(*peer, R, r, VectorXd(0));
+      const VectorXd qd = peer_velocities(*peer, q, V);
+      VectorXd tau, acceleration;
+      peer->inverse_dynamics(q, qd, peer_accelerations(*peer, q, V, V_dot), tau);
+      CHECK(relative_difference(liembs_forces(*peer, q, tau), expected) < tolerance);
+      peer->forward_dynamics(q, qd, peer_forces(*peer, q, expected), acceleration);
+      CHECK(relative_difference(liembs_accelerations(*peer, q, qd, acceleration), V_dot) < tolerance);
+      MatrixXd peer_mass_matrix;
+      peer->mass_matrix(q, peer_mass_matrix);
+      CHECK(relative_difference(liembs_mass_matrix(*peer, q, peer_mass_matrix), M) < tolerance);
+    }
   }
 }
 

@@ -62,6 +62,19 @@ class Importer {
   Importer(const std::string& xml, const std::string& source, bool floating_base)
       : xml_(xml), source_(source), floating_base_(floating_base) {}
 
+  // Links own their children through shared pointers: joints that form a cycle (rejected
+  // by check_tree) would keep urdfdom's links alive, so the links are unlinked here.
+  ~Importer() {
+    if (!urdf_) return;
+    for (auto& [name, link] : urdf_->links_) {
+      link->child_links.clear();
+      link->child_joints.clear();
+    }
+  }
+
+  Importer(const Importer&) = delete;
+  Importer& operator=(const Importer&) = delete;
+
   Model run() {
     index_xml();
     parse();

@@ -15,6 +15,15 @@
 
 namespace liembs::representations {
 
+// -ad_V^T h = (omega x L + v x p, omega x p) for a momentum h = (L, p): the velocity-product
+// wrench of the body-fixed and spatial Newton-Euler equations (000 eqs. 39, 42).
+inline Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
+  Vec6 b;
+  b.head<3>() = V.head<3>().cross(h.head<3>()) + V.tail<3>().cross(h.tail<3>());
+  b.tail<3>() = V.head<3>().cross(h.tail<3>());
+  return b;
+}
+
 // Body-fixed: V^b = (omega^b, R^T r'), frame of node i (000 section 4.1, eqs. 66-68).
 struct BodyFixed {
   static constexpr const char* name = "body-fixed";
@@ -34,7 +43,7 @@ struct BodyFixed {
   }
   static Mat6 inertia(const Pose&, const Mat6& M_body) { return M_body; }
   // (68a): -ad_V^T M V
-  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return -se3::ad(V).transpose() * (M * V); }
+  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
   static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
   static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
   static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
@@ -52,11 +61,14 @@ struct Spatial {
   static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
     return se3::bracket(V_parent, S) * qd;
   }
-  static Mat6 inertia(const Pose& C, const Mat6& M_body) {                     // (72a)
-    const Mat6 to_body = se3::Ad_inverse(C);
-    return to_body.transpose() * M_body * to_body;
+  // (72a) Ad_C^-T M^b Ad_C^-1, by 3x3 blocks: Ad_C^-1 = Ad_(R^T, -R^T r)
+  static Mat6 inertia(const Pose& C, const Mat6& M_body) {
+    twist_transforms::Adjoint to_body;
+    to_body.R = C.R.transpose();
+    to_body.p = -(to_body.R * C.r);
+    return to_body.congruence(M_body);
   }
-  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return -se3::ad(V).transpose() * (M * V); }  // (72b)
+  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
   static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
   static Vec6 from_body(const Pose& C, const Vec6& V_body) { return se3::Ad(C) * V_body; }
   static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return se3::Ad_inverse(C).transpose() * W_body; }
