@@ -15,6 +15,7 @@ namespace liembs {
 struct Model;
 class Group;
 class Representation;
+class ConstrainedSystem;
 
 // Right-hand side of the equations of motion for one bound model: the time derivative of
 // the velocity coordinates at a state. One virtual call per integrator stage.
@@ -31,6 +32,10 @@ class ForwardDynamics {
   // Pose and body-fixed twist (omega, R^T r') of every model body at a state, for outputs
   // and invariants.
   virtual void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) = 0;
+
+  // The constraints of the formulation (joints in absolute coordinates, loop closures of a
+  // tree), or null for an ODE. With constraints, velocity_rates() solves the index-1 system.
+  virtual ConstrainedSystem* constraints() { return nullptr; }
 };
 
 struct DynamicsContext {

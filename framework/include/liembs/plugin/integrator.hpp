@@ -3,6 +3,10 @@
 #include <liembs/plugin/component.hpp>
 #include <liembs/sim/state.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace liembs {
 
 class ForwardDynamics;
@@ -19,6 +23,8 @@ class Integrator : public Component {
                     double step_size) = 0;
   // The order of accuracy (used in summaries and studies); 0 if unknown.
   virtual int order() const = 0;
+  // Counters for the run summary (steps, Newton iterations, error-test failures, ...).
+  virtual std::vector<std::pair<std::string, double>> statistics() const { return {}; }
 };
 
 }  // namespace liembs

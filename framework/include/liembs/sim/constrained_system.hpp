@@ -1,0 +1,79 @@
+#pragma once
+// The DAE view of a formulation with holonomic constraints (paper 002 eq. 1):
+//   M(q) V' + J(q)^T lambda = Q(q, V, t),   q' = q V,   g(q) = 0,
+// in the run's velocity coordinates V (the group's convention for free bodies, then joint
+// rates). J is the derivative of g along the state space's retraction,
+//   d/de g(q exp(e xi)) |_{e=0} = J(q) xi,
+// so g' = J V, and the acceleration-level constraint is J V' = eta(q, V) (eta = -J' V).
+//
+// A ForwardDynamics with constraints returns this interface from constraints(); its
+// velocity_rates() then solve the index-1 system (002 eq. 3). DAE integrators (generalized-
+// alpha, IDA) and projections use the terms directly.
+#include <liembs/sim/state.hpp>
+
+#include <string>
+#include <vector>
+
+namespace liembs {
+
+class StateSpace;
+
+// Rows of g that belong to one joint, for per-joint violation reports.
+struct ConstraintBlock {
+  std::string name;      // the joint's name
+  Eigen::Index first = 0;
+  Eigen::Index rows = 0;
+};
+
+struct DaeTerms {
+  Eigen::MatrixXd mass;              // M(q), velocity_dimension^2, symmetric positive definite
+  Eigen::VectorXd forces;            // Q(q, V, t): applied, gravity and velocity terms
+  Eigen::VectorXd residual;          // g(q)
+  Eigen::MatrixXd jacobian;          // J(q), constraint_count x velocity_dimension
+  Eigen::VectorXd acceleration_rhs;  // eta(q, V): J V' = eta
+};
+
+// Which terms evaluate() must fill (the others may be left untouched).
+namespace dae {
+inline constexpr unsigned mass = 1u, forces = 2u, residual = 4u, jacobian = 8u, acceleration_rhs = 16u;
+inline constexpr unsigned position_terms = residual | jacobian;
+inline constexpr unsigned all = mass | forces | residual | jacobian | acceleration_rhs;
+}  // namespace dae
+
+class ConstrainedSystem {
+ public:
+  virtual ~ConstrainedSystem();
+  virtual Eigen::Index constraint_count() const = 0;
+  virtual const std::vector<ConstraintBlock>& blocks() const = 0;
+  virtual void evaluate(const State& state, DaeTerms& terms, unsigned what = dae::all) = 0;
+};
+
+// --- Solvers shared by the integrators (framework/src/sim/constrained_system.cpp) ---
+
+// The index-1 system [[M, J^T], [J, 0]] (V', lambda) = (Q, eta) (002 eq. 3), solved by the
+// Schur complement J M^-1 J^T. Throws SimulationError if the constraints are redundant or
+// M is not positive definite.
+void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd* multipliers = nullptr);
+
+// Per-block norms of a constraint vector (g or J V).
+std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values);
+
+// "joint 'name' (|g| = ...)" for the block with the largest norm of `values`.
+std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values,
+                             const char* symbol = "|g|");
+
+struct ProjectionSettings {
+  double tolerance = 1e-12;  // on ||g|| (absolute)
+  int max_iterations = 20;
+};
+
+// Moves the configuration onto g = 0 by Gauss-Newton steps along the retraction,
+// q <- q exp(-M^-1 J^T (J M^-1 J^T)^-1 g) (the mass-weighted closest point), then the
+// velocities onto J V = 0 by the M-orthogonal projection. Returns the Newton iterations
+// used; throws SimulationError naming the worst joint if it does not converge.
+int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system, State& state,
+                             const ProjectionSettings& settings = {});
+// Only the velocity part: V <- V - M^-1 J^T (J M^-1 J^T)^-1 J V.
+void project_velocities(ConstrainedSystem& system, State& state);
+
+}  // namespace liembs

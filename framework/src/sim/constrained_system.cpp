@@ -1,0 +1,111 @@
+#include <liembs/error.hpp>
+#include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/state_space.hpp>
+
+#include <Eigen/Cholesky>
+
+#include <cmath>
+#include <cstdio>
+
+namespace liembs {
+
+ConstrainedSystem::~ConstrainedSystem() = default;
+
+namespace {
+
+std::string format_number(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", x);
+  return buffer;
+}
+
+// The Schur complement S = J M^-1 J^T and M^-1 J^T, from the Cholesky factor of M.
+struct SchurComplement {
+  Eigen::LLT<Eigen::MatrixXd> mass;
+  Eigen::MatrixXd mass_inverse_jacobian_t;  // M^-1 J^T
+  Eigen::LDLT<Eigen::MatrixXd> schur;
+
+  explicit SchurComplement(const DaeTerms& terms) : mass(terms.mass) {
+    if (mass.info() != Eigen::Success)
+      throw SimulationError("the mass matrix is not positive definite");
+    mass_inverse_jacobian_t = mass.solve(terms.jacobian.transpose());
+    const Eigen::MatrixXd S = terms.jacobian * mass_inverse_jacobian_t;
+    schur.compute(S);
+    // Redundant constraints make S singular: its smallest pivot falls to round-off.
+    const double largest = S.diagonal().cwiseAbs().maxCoeff();
+    const double smallest = schur.vectorD().cwiseAbs().minCoeff();
+    if (schur.info() != Eigen::Success || !(smallest > 1e-12 * largest))
+      throw SimulationError("the constraint Jacobian is rank deficient (redundant or singular constraints; "
+                            "smallest pivot of J M^-1 J^T " + format_number(smallest) + ")");
+  }
+};
+
+}  // namespace
+
+void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd* multipliers) {
+  if (terms.jacobian.rows() == 0) {
+    Eigen::LLT<Eigen::MatrixXd> mass(terms.mass);
+    if (mass.info() != Eigen::Success) throw SimulationError("the mass matrix is not positive definite");
+    rates = mass.solve(terms.forces);
+    if (multipliers) multipliers->resize(0);
+    return;
+  }
+  const SchurComplement schur(terms);
+  // lambda = S^-1 (J M^-1 Q - eta),  V' = M^-1 (Q - J^T lambda)
+  const Eigen::VectorXd free_rates = schur.mass.solve(terms.forces);
+  const Eigen::VectorXd lambda = schur.schur.solve(terms.jacobian * free_rates - terms.acceleration_rhs);
+  rates = free_rates - schur.mass_inverse_jacobian_t * lambda;
+  if (multipliers) *multipliers = lambda;
+}
+
+std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values) {
+  std::vector<double> norms;
+  norms.reserve(blocks.size());
+  for (const auto& block : blocks) norms.push_back(values.segment(block.first, block.rows).norm());
+  return norms;
+}
+
+std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values,
+                             const char* symbol) {
+  if (blocks.empty()) return "no constraint";
+  const auto norms = block_norms(blocks, values);
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < norms.size(); ++i)
+    if (!(norms[i] <= norms[worst])) worst = i;  // NaN counts as worst
+  return "joint '" + blocks[worst].name + "' (" + symbol + " = " + format_number(norms[worst]) + ")";
+}
+
+void project_velocities(ConstrainedSystem& system, State& state) {
+  if (system.constraint_count() == 0) return;
+  DaeTerms terms;
+  system.evaluate(state, terms, dae::mass | dae::jacobian);
+  const SchurComplement schur(terms);
+  state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(terms.jacobian * state.velocities);
+}
+
+int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system, State& state,
+                             const ProjectionSettings& settings) {
+  if (system.constraint_count() == 0) return 0;
+  DaeTerms terms;
+  const Eigen::VectorXd no_velocity_change = Eigen::VectorXd::Zero(state.velocities.size());
+  int iteration = 0;
+  for (;; ++iteration) {
+    system.evaluate(state, terms, dae::mass | dae::position_terms);
+    const double violation = terms.residual.norm();
+    if (!std::isfinite(violation))
+      throw SimulationError("constraint projection: the constraints are not finite at t = " +
+                            format_number(state.time) + " s, " + worst_constraint(system.blocks(), terms.residual));
+    if (violation <= settings.tolerance) break;
+    if (iteration == settings.max_iterations)
+      throw SimulationError("constraint projection did not converge in " + std::to_string(settings.max_iterations) +
+                            " iterations at t = " + format_number(state.time) + " s; worst " +
+                            worst_constraint(system.blocks(), terms.residual));
+    const SchurComplement schur(terms);
+    const Eigen::VectorXd increment = -schur.mass_inverse_jacobian_t * schur.schur.solve(terms.residual);
+    space.retract(state, increment, no_velocity_change);
+  }
+  project_velocities(system, state);
+  return iteration;
+}
+
+}  // namespace liembs
