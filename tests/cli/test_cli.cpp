@@ -302,3 +302,80 @@ TEST_CASE("eval computes the chosen algorithm for every row and checks its input
     CHECK_FALSE(fs::exists(dir / "out.csv"));
   }
 }
+
+TEST_CASE("a model from a URDF file: the iiwa-like arm example runs and conserves energy", "[cli][urdf]") {
+  const std::string config = "'" LIEMBS_SOURCE_DIR "/configs/examples/iiwa-arm.toml'";
+  // Energy drift at two step sizes (run from another folder: the URDF path is relative to
+  // the TOML file): small, and shrinking at the order of rk4.
+  std::vector<double> drifts;
+  for (const char* step : {"1e-3", "5e-4"}) {
+    const fs::path out = scratch(std::string("iiwa-") + step) / "out";
+    const Result r = liembs("run " + config + " --output '" + out.string() + "' --set simulation.end_time=1.0" +
+                            " --set simulation.step_size=" + step + " --set simulation.output_every=10");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const std::string summary = read_file(out / "summary.json");
+    const std::string key = "\"energy_drift_max_relative\": ";
+    const auto at = summary.find(key);
+    REQUIRE(at != std::string::npos);
+    drifts.push_back(std::stod(summary.substr(at + key.size())));
+    const std::string csv = read_file(out / "trajectory.csv");
+    CHECK_THAT(csv, Contains("iiwa_link7.x"));
+    // The initial values by joint name reached the state: the arm moves.
+    const auto rows = numeric_rows(csv);
+    REQUIRE(rows.size() >= 2);
+    CHECK(rows.front() != rows.back());
+  }
+  INFO("energy drift " << drifts[0] << " (h = 1e-3), " << drifts[1] << " (h = 5e-4)");
+  CHECK(drifts[1] < 1e-6);
+  CHECK(drifts[1] > 0.0);
+  const double ratio = drifts[0] / drifts[1];  // 2^4 = 16 for a fourth-order method
+  CHECK(ratio > 12.0);
+  CHECK(ratio < 22.0);
+}
+
+TEST_CASE("a model from a URDF file: errors name the TOML key and the URDF problem", "[cli][errors][urdf]") {
+  const fs::path dir = scratch("urdf-errors");
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return "'" + (dir / name).string() + "'";
+  };
+  const std::string tail = "[group]\nname = \"SE3\"\n[integrator]\nname = \"rkmk\"\n[simulation]\nend_time = 1.0\n"
+                           "step_size = 0.01\n";
+  SECTION("missing URDF file: exit 2") {
+    const std::string config = write("missing.toml", "[model]\nurdf = \"arm.urdf\"\n" + tail);
+    const Result r = liembs("validate " + config);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("missing.toml:2:8: model.urdf: URDF file not found: ") && Contains("arm.urdf"));
+  }
+  SECTION("URDF parse error: exit 4, TOML position and URDF line") {
+    write("broken.urdf", "<robot name=\"r\">\n<link name=\"a\">\n</joint>\n</robot>\n");
+    const std::string config = write("broken.toml", "title = \"t\"\n[model]\nurdf = \"broken.urdf\"\n" + tail);
+    const Result r = liembs("run " + config + " --output '" + (dir / "out").string() + "'");
+    CHECK(r.status == 4);
+    CHECK_THAT(r.err, Contains("model error: ") && Contains("broken.toml:3:8: model.urdf: ") &&
+                          Contains("broken.urdf:3") && Contains("malformed XML"));
+    CHECK_FALSE(has_leftovers(dir / "out"));
+  }
+  SECTION("invalid URDF model: exit 4 naming the link") {
+    write("heavy.urdf", "<robot name=\"r\">\n<link name=\"base\"/>\n"
+                        "<joint name=\"j\" type=\"continuous\"><parent link=\"base\"/><child link=\"rod\"/></joint>\n"
+                        "<link name=\"rod\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"3\" "
+                        "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n</robot>\n");
+    const std::string config = write("heavy.toml", "[model]\nurdf = \"heavy.urdf\"\n" + tail);
+    const Result r = liembs("validate " + config);
+    CHECK(r.status == 4);
+    CHECK_THAT(r.err, Contains("heavy.toml:2:8: model.urdf: ") && Contains("heavy.urdf:4: link 'rod'") &&
+                          Contains("triangle inequality"));
+  }
+  SECTION("unknown joint name in initial_position: exit 2 with a suggestion") {
+    const Result r = liembs("validate '" LIEMBS_SOURCE_DIR "/configs/examples/iiwa-arm.toml' --set model.initial_position.a9=1");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("model.initial_position.a9: unknown joint 'a9'") && Contains("did you mean 'a"));
+  }
+  SECTION("bodies next to the URDF: exit 2 naming the key") {
+    const Result r = liembs("validate '" LIEMBS_SOURCE_DIR "/configs/examples/iiwa-arm.toml' --set 'model.bodies=[{name = \"x\"}]'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("model.bodies: the bodies and joints come from model.urdf"));
+  }
+}

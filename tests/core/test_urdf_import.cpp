@@ -1,15 +1,20 @@
 // URDF import: reference poses, world-frame screws, centres of mass and inertias checked
 // against values worked out by hand; traversal order; floating and fixed bases; massless
 // links; error paths name the file, the line and the link or joint.
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/urdf_import.hpp>
+
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace liembs;
@@ -337,4 +342,145 @@ TEST_CASE("URDF import: errors name the file, the line and the link or joint", "
   CHECK_THROWS_WITH(import_urdf_string(robot(link("base") + joint("p", "planar", "base", "a") + link("a")), "pl.urdf",
                                        false),
                     Contains("joint 'p'") && Contains("planar"));
+}
+
+// ---------------------------------------------------------------------------------------
+// [model] urdf = "..." in a TOML file.
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch_folder(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-urdf-toml-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir / "models");
+  return dir;
+}
+
+// Writes model.toml (with `toml`) and models/robot.urdf (with `urdf`) into a fresh folder and
+// loads the [model] table.
+Model load_toml_with_urdf(const std::string& name, const std::string& toml, const std::string& urdf) {
+  const fs::path dir = scratch_folder(name);
+  std::ofstream(dir / "models" / "robot.urdf") << urdf;
+  std::ofstream(dir / "model.toml") << toml;
+  const auto document = ConfigDocument::load(dir / "model.toml");
+  const Model model = load_model(document->root().table("model"));
+  document->reject_unused_keys();
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("TOML model from a URDF file: bodies, joints, gravity, loads and initial values", "[urdf][config]") {
+  const Model expected = import_urdf_string(test_robot, "robot.urdf", false);
+  const Model model = load_toml_with_urdf("ok",
+                                          "[model]\n"
+                                          "urdf = \"models/robot.urdf\"   # relative to this file\n"
+                                          "gravity = [0, 0, -9.81]\n"
+                                          "[model.initial_position]\n"
+                                          "spin = 0.3\n"
+                                          "[model.initial_velocity]\n"
+                                          "slide = [-0.5]\n"
+                                          "[[model.loads]]\n"
+                                          "body = \"rotor\"\n"
+                                          "moment = [0, 0, 0.1]\n",
+                                          test_robot);
+  REQUIRE(model.bodies.size() == expected.bodies.size());
+  for (std::size_t i = 0; i < model.bodies.size(); ++i) {
+    CHECK(model.bodies[i].name == expected.bodies[i].name);
+    CHECK(model.bodies[i].mass == expected.bodies[i].mass);
+    CHECK(model.bodies[i].inertia == expected.bodies[i].inertia);
+    CHECK(model.bodies[i].reference_pose.r == expected.bodies[i].reference_pose.r);
+  }
+  REQUIRE(model.joints.size() == expected.joints.size());
+  for (std::size_t i = 0; i < model.joints.size(); ++i) {
+    CHECK(model.joints[i].name == expected.joints[i].name);
+    CHECK(model.joints[i].screws == expected.joints[i].screws);
+  }
+  CHECK(model.free_bodies().empty());  // floating_base defaults to false
+  CHECK(model.gravity == Vec3(0, 0, -9.81));
+  REQUIRE(model.loads.size() == 1);
+  CHECK(model.bodies[model.loads[0].body].name == "rotor");
+  const Joint& spin = find_joint(model, "spin");
+  const Joint& slide = find_joint(model, "slide");
+  CHECK(spin.initial_position(0) == 0.3);
+  CHECK(spin.initial_velocity(0) == 0.0);
+  CHECK(slide.initial_position(0) == 0.0);
+  CHECK(slide.initial_velocity(0) == -0.5);
+
+  const Model floating = load_toml_with_urdf("floating", "[model]\nurdf = \"models/robot.urdf\"\nfloating_base = true\n",
+                                             test_robot);
+  REQUIRE(floating.free_bodies().size() == 1);
+  CHECK(floating.bodies[floating.free_bodies()[0]].name == "base");
+  CHECK(floating.gravity == Vec3::Zero());
+}
+
+TEST_CASE("TOML initial values by joint name also apply to TOML joints", "[config]") {
+  const auto document = ConfigDocument::from_string(
+      "[model]\n[[model.bodies]]\nname = \"a\"\nmass = 1\ninertia_diagonal = [1, 1, 1]\n"
+      "[[model.bodies]]\nname = \"b\"\nmass = 1\ninertia_diagonal = [1, 1, 1]\n"
+      "[[model.joints]]\nname = \"hinge\"\ntype = \"revolute\"\nparent = \"world\"\nchild = \"a\"\naxis = [0, 0, 1]\n"
+      "[[model.joints]]\nname = \"ball\"\ntype = \"spherical\"\nparent = \"a\"\nchild = \"b\"\ninitial_velocity = [1, 2, 3]\n"
+      "[model.initial_position]\nhinge = 0.5\nball = [0.1, 0.2, 0.3]\n",
+      "joints.toml");
+  const Model model = load_model(document->root().table("model"));
+  CHECK(find_joint(model, "hinge").initial_position(0) == 0.5);
+  CHECK(find_joint(model, "ball").initial_position == Eigen::Vector3d(0.1, 0.2, 0.3));
+  CHECK(find_joint(model, "ball").initial_velocity == Eigen::Vector3d(1, 2, 3));
+}
+
+TEST_CASE("TOML model from a URDF file: errors name the TOML key and the URDF problem", "[urdf][config]") {
+  const std::string head = "title = \"x\"\n[model]\nurdf = \"models/robot.urdf\"\n";
+  SECTION("missing URDF file: a configuration error at the key") {
+    const std::string missing = "[model]\nurdf = \"models/nothing.urdf\"\n";
+    CHECK_THROWS_AS(load_toml_with_urdf("missing", missing, test_robot), ConfigError);
+    CHECK_THROWS_WITH(load_toml_with_urdf("missing", missing, test_robot),
+                      Contains("model.toml:2:8: model.urdf: URDF file not found: ") &&
+                          Contains("models/nothing.urdf"));
+  }
+  SECTION("invalid URDF: a model error naming the TOML position and the URDF line") {
+    const std::string bad = robot(link("base") + joint("j", "revolute", "base", "a", "<axis xyz=\"0 0 0\"/>") + link("a"));
+    CHECK_THROWS_AS(load_toml_with_urdf("bad-axis", head, bad), ModelError);
+    CHECK_THROWS_WITH(load_toml_with_urdf("bad-axis", head, bad),
+                      Contains("model.toml:3:8: model.urdf: ") && Contains("robot.urdf:3: joint 'j'") &&
+                          Contains("axis"));
+    CHECK_THROWS_WITH(load_toml_with_urdf("bad-xml", head, "<robot name='r'>\n<link name='a'></joint>\n</robot>"),
+                      Contains("model.toml:3:8: model.urdf: ") && Contains("robot.urdf:2") &&
+                          Contains("malformed XML"));
+  }
+  SECTION("bodies or joints next to the URDF") {
+    CHECK_THROWS_AS(load_toml_with_urdf("mixed", head + "[[model.bodies]]\nname = \"x\"\nmass = 1\n", test_robot),
+                    ConfigError);
+    CHECK_THROWS_WITH(load_toml_with_urdf("mixed", head + "[[model.joints]]\nname = \"x\"\n", test_robot),
+                      Contains("model.joints: the bodies and joints come from model.urdf"));
+  }
+  SECTION("floating_base without a URDF file") {
+    CHECK_THROWS_WITH(load_toml_with_urdf("no-urdf", "[model]\nfloating_base = true\n[[model.bodies]]\nname = \"a\"\n"
+                                                     "mass = 1\ninertia_diagonal = [1, 1, 1]\n",
+                                          test_robot),
+                      Contains("model.floating_base: only read together with a URDF file"));
+    CHECK_THROWS_WITH(load_toml_with_urdf("not-bool", head + "floating_base = 1\n", test_robot),
+                      Contains("model.floating_base"));
+  }
+  SECTION("initial values: unknown joint with suggestion, fixed joint, wrong size") {
+    CHECK_THROWS_AS(load_toml_with_urdf("unknown", head + "[model.initial_position]\nspn = 1\n", test_robot), ConfigError);
+    CHECK_THROWS_WITH(load_toml_with_urdf("unknown", head + "[model.initial_position]\nspn = 1\n", test_robot),
+                      Contains("model.toml:5:7: model.initial_position.spn: unknown joint 'spn'; joints: slide, spin (did") &&
+                          Contains("did you mean 'spin'?"));
+    CHECK_THROWS_WITH(load_toml_with_urdf("fixed", head + "[model.initial_velocity]\ntool_mount = 1\n", test_robot),
+                      Contains("model.initial_velocity.tool_mount: joint 'tool_mount': a fixed joint has no coordinates"));
+    CHECK_THROWS_WITH(load_toml_with_urdf("size", head + "[model.initial_position]\nslide = [1, 2]\n", test_robot),
+                      Contains("model.initial_position.slide: joint 'slide': expected 1 value(s)"));
+  }
+}
+
+TEST_CASE("TOML initial values: a joint may not get them twice", "[config]") {
+  const auto document = ConfigDocument::from_string(
+      "[model]\n[[model.bodies]]\nname = \"a\"\nmass = 1\ninertia_diagonal = [1, 1, 1]\n"
+      "[[model.joints]]\nname = \"hinge\"\ntype = \"revolute\"\nparent = \"world\"\nchild = \"a\"\naxis = [0, 0, 1]\n"
+      "initial_position = 0.1\n[model.initial_position]\nhinge = 0.5\n",
+      "twice.toml");
+  CHECK_THROWS_WITH(load_model(document->root().table("model")),
+                    Contains("model.initial_position.hinge: joint 'hinge': also given as initial_position"));
 }

@@ -3,11 +3,13 @@
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
+#include <liembs/model/urdf_import.hpp>
 #include <liembs/util/nearest_name.hpp>
 
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 namespace liembs {
@@ -194,7 +196,8 @@ const std::vector<std::string>& joint_type_names() {
 // CAD form of 001, frame = "world", the default) or in the child body frame together with
 // the child's reference pose relative to the parent (frame = "body": child_position,
 // child_rotation_vector), which then defines the child's reference pose.
-void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>& pose_given) {
+void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>& pose_given,
+                 std::set<std::string>& initial_given) {
   struct Pending {
     ConfigTable table;
     Joint joint;
@@ -259,6 +262,8 @@ void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>
     }
     joint.initial_position = read_joint_values(joint_table, "initial_position", screws.size(), who);
     joint.initial_velocity = read_joint_values(joint_table, "initial_velocity", screws.size(), who);
+    for (const char* key : {"initial_position", "initial_velocity"})
+      if (joint_table.contains(key)) initial_given.insert(joint.name + "/" + key);
     pending.push_back({joint_table, joint, body_frame, std::move(screws), child_in_parent});
   }
 
@@ -293,11 +298,55 @@ void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>
   }
 }
 
-}  // namespace
+// [model] urdf = "file" (relative to the TOML file's folder) and floating_base: bodies and
+// joints from the URDF file. A URDF problem is a ModelError at the position of the key.
+Model read_urdf_model(const ConfigTable& table) {
+  for (const char* key : {"bodies", "joints"})
+    if (table.contains(key))
+      table.fail(key, "the bodies and joints come from " + table.path_of("urdf") + "; remove [[" + table.path_of(key) +
+                          "]] or the urdf key");
+  std::filesystem::path file(table.string("urdf"));
+  if (file.empty()) table.fail("urdf", "the URDF file name is empty");
+  if (file.is_relative()) file = (table.file().parent_path() / file).lexically_normal();
+  const bool floating_base = table.boolean_or("floating_base", false);
+  std::error_code error_code;
+  if (!std::filesystem::is_regular_file(file, error_code))
+    table.fail("urdf", "URDF file not found: " + file.string());
+  try {
+    return import_urdf(file, floating_base);
+  } catch (const ModelError& error) {
+    throw ModelError(table.location("urdf") + ": " + table.path_of("urdf") + ": " + error.what());
+  }
+}
 
-Model load_model(const ConfigTable& table) {
-  Model model;
-  model.gravity = table.vec3_or("gravity", Vec3::Zero());
+// [model.initial_position] / [model.initial_velocity]: joint name = value (a number, or an
+// array with one value per degree of freedom).
+void read_initial_values(const ConfigTable& table, std::string_view key, Model& model,
+                         const std::set<std::string>& initial_given) {
+  const auto values = table.optional_table(key);
+  if (!values) return;
+  std::vector<std::string> names;  // joints with coordinates
+  for (const auto& joint : model.joints)
+    if (joint.dof() > 0) names.push_back(joint.name);
+  for (const std::string& name : values->keys()) {
+    const auto found = std::find_if(model.joints.begin(), model.joints.end(),
+                                    [&](const Joint& joint) { return joint.name == name; });
+    if (found == model.joints.end()) {
+      std::string message = "unknown joint '" + name + "'; joints: " + join_names(names);
+      const std::string suggestion = nearest_name(name, names);
+      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+      values->fail(name, message);
+    }
+    const std::string who = "joint '" + name + "': ";
+    if (found->dof() == 0) values->fail(name, who + "a fixed joint has no coordinates");
+    if (initial_given.count(name + "/" + std::string(key)) != 0)
+      values->fail(name, who + "also given as " + std::string(key) + " in its [[model.joints]] table");
+    const Eigen::VectorXd read = read_joint_values(*values, name, found->dof(), who);
+    (key == "initial_position" ? found->initial_position : found->initial_velocity) = read;
+  }
+}
+
+void read_toml_bodies_and_joints(const ConfigTable& table, Model& model, std::set<std::string>& initial_given) {
   const auto bodies = table.table_array("bodies");
   if (bodies.empty()) table.fail("bodies", "the model has no bodies: add at least one [[" + table.path_of("bodies") + "]]");
 
@@ -330,8 +379,10 @@ Model load_model(const ConfigTable& table) {
     model.bodies.push_back(body);
   }
 
-  read_joints(table, model, pose_given);
+  read_joints(table, model, pose_given, initial_given);
+}
 
+void read_loads(const ConfigTable& table, Model& model) {
   for (const auto& load : table.table_array("loads")) {
     AppliedWrench wrench;
     const std::string body = load.string("body");
@@ -346,6 +397,25 @@ Model load_model(const ConfigTable& table) {
     wrench.force = load.vec3_or("force", Vec3::Zero());
     model.loads.push_back(wrench);
   }
+}
+
+}  // namespace
+
+Model load_model(const ConfigTable& table) {
+  Model model;
+  model.gravity = table.vec3_or("gravity", Vec3::Zero());
+  std::set<std::string> initial_given;
+  if (table.contains("urdf")) {
+    const Vec3 gravity = model.gravity;
+    model = read_urdf_model(table);
+    model.gravity = gravity;
+  } else {
+    if (table.contains("floating_base")) table.fail("floating_base", "only read together with a URDF file (model.urdf)");
+    read_toml_bodies_and_joints(table, model, initial_given);
+  }
+  read_initial_values(table, "initial_position", model, initial_given);
+  read_initial_values(table, "initial_velocity", model, initial_given);
+  read_loads(table, model);
   return model;
 }
 
