@@ -35,6 +35,7 @@ struct BenchModel {
   std::string name;
   std::string urdf;
   bool floating = false;
+  int joint_dof = 0;  // set when the model is compiled
 };
 
 struct Sample {
@@ -207,10 +208,11 @@ int main(int argc, char** argv) {
     const auto no_options = ConfigDocument::from_string("", "options");
     const Vec3 gravity(0, 0, -9.81);
 
-    for (const auto& bench_model : models) {
+    for (auto& bench_model : models) {
       Model model = import_urdf_string(bench_model.urdf, bench_model.name, bench_model.floating);
       model.gravity = gravity;
       auto tree = std::make_shared<const KinematicTree>(compile_tree(model));
+      bench_model.joint_dof = tree->dof();
       auto samples = std::make_shared<Samples>(Samples{random_sample(*tree, 11), random_sample(*tree, 12)});
       // Through the plugin registry, as runs use them.
       for (const char* name : {"body-fixed", "spatial", "hybrid", "mixed"}) {
@@ -246,9 +248,11 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
   // Ratio table: peer time / best LieMBS representation time (> 1: LieMBS is faster).
-  std::cout << "\n| model | algorithm | best representation | ns | slowest / best | registry / direct |";
+  std::cout << "\n| model | algorithm | best representation | ns | ns / joint | slowest / best | registry / direct |";
   for (const char* peer : {"MuJoCo", "DART", "KDL"}) std::cout << ' ' << peer << " / best |";
-  std::cout << "\n|---|---|---|---|---|---|---|---|---|\n";
+  std::cout << "\n|---|---|---|---|---|---|---|---|---|---|\n";
+  // Best LieMBS time per (model, algorithm), for the linearity table below.
+  std::map<std::string, double> best_time;
   for (const auto& bench_model : models) {
     for (const char* algorithm : algorithms) {
       const std::string base = bench_model.name + "/" + algorithm + "/";
@@ -264,8 +268,11 @@ int main(int argc, char** argv) {
         slowest = std::max(slowest, found->second);
       }
       if (best_name.empty()) continue;
+      best_time[base] = best;
       std::cout << "| " << bench_model.name << " | " << algorithm << " | " << best_name << " | " << std::fixed
-                << std::setprecision(0) << best << " | " << std::setprecision(2) << slowest / best << " | ";
+                << std::setprecision(0) << best << " | " << std::setprecision(1)
+                << best / std::max(bench_model.joint_dof, 1) << " | " << std::setprecision(2) << slowest / best
+                << " | ";
       const auto registry_time = reporter.times.find(base + "body-fixed");
       const auto direct_time = reporter.times.find(base + "direct-body-fixed");
       if (registry_time != reporter.times.end() && direct_time != reporter.times.end())
@@ -274,6 +281,28 @@ int main(int argc, char** argv) {
       for (const char* peer : {"MuJoCo", "DART", "KDL"}) {
         const auto found = reporter.times.find(base + peer);
         if (found != reporter.times.end()) std::cout << ' ' << found->second / best;
+        std::cout << " |";
+      }
+      std::cout << "\n";
+    }
+  }
+
+  // Linearity: best time per joint on the chains (constant if the cost is linear).
+  std::vector<const BenchModel*> chains;
+  for (const auto& bench_model : models)
+    if (bench_model.name.rfind("chain", 0) == 0) chains.push_back(&bench_model);
+  if (chains.size() > 1) {
+    std::cout << "\nns per joint, best representation:\n\n| algorithm |";
+    for (const auto* chain : chains) std::cout << ' ' << chain->name << " |";
+    std::cout << "\n|---|";
+    for (std::size_t i = 0; i < chains.size(); ++i) std::cout << "---|";
+    std::cout << "\n";
+    for (const char* algorithm : algorithms) {
+      std::cout << "| " << algorithm << " |";
+      for (const auto* chain : chains) {
+        const auto found = best_time.find(chain->name + "/" + algorithm + "/");
+        if (found != best_time.end())
+          std::cout << ' ' << std::fixed << std::setprecision(1) << found->second / chain->joint_dof;
         std::cout << " |";
       }
       std::cout << "\n";
