@@ -1,0 +1,365 @@
+// Integrator plugin generalized-alpha: the Lie group generalized-alpha method of Brüls and
+// Cardona (2010, "On the use of Lie group time integrators in multibody dynamics") and
+// Arnold and Brüls (2007), for the constrained equations of motion (002 eq. 1)
+//   M(q) V' + J(q)^T lambda = Q(q, V, t),   q' = q V,   g(q) = 0.
+// One step of size h, with A = V' and the acceleration-like variable a:
+//   q_{n+1} = q_n exp(h dq_n),   dq_n = V_n + (1/2 - beta) h a_n + beta h a_{n+1}      (1)
+//   V_{n+1} = V_n + (1 - gamma) h a_n + gamma h a_{n+1}                                  (2)
+//   (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) A_{n+1} + alpha_f A_n            (3)
+// and the equations of motion at t_{n+1}: M A_{n+1} + J^T lambda_{n+1} = Q, with
+//   index3:            g(q_{n+1}) = 0;
+//   index2-stabilized: h dq_n gets the extra term J(q_n)^T nu (Arnold, Brüls, Cardona,
+//                      "stabilized index-2", after Lunk and Simeon), and both
+//                      g(q_{n+1}) = 0 and J(q_{n+1}) V_{n+1} = 0 hold.
+// The parameters follow from the spectral radius at infinity rho:
+//   alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
+//   gamma = 1/2 + alpha_f - alpha_m, beta = (gamma + 1/2)^2 / 4.
+// A_{n+1} is found by Newton's method; an ODE (no constraints) is solved as
+// A - F(q, V, t) = 0 with F the velocity rates, i.e. M = 1, Q = F and no constraints.
+#include <liembs/error.hpp>
+#include <liembs/plugin/plugin.hpp>
+#include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/state_space.hpp>
+
+#include <Eigen/LU>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace {
+
+using namespace liembs;
+
+enum class ConstraintLevel { index3, index2_stabilized };
+
+struct AlphaParameters {
+  double rho_infinity, alpha_m, alpha_f, gamma, beta;
+
+  // Chung and Hulbert's optimal choice for a given spectral radius at infinity.
+  static AlphaParameters from_spectral_radius(double rho) {
+    AlphaParameters p{};
+    p.rho_infinity = rho;
+    p.alpha_m = (2.0 * rho - 1.0) / (rho + 1.0);
+    p.alpha_f = rho / (rho + 1.0);
+    p.gamma = 0.5 + p.alpha_f - p.alpha_m;
+    p.beta = 0.25 * (p.gamma + 0.5) * (p.gamma + 0.5);
+    return p;
+  }
+};
+
+std::string format_number(double x, const char* format = "%.6g") {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, format, x);
+  return buffer;
+}
+
+// The equations Newton solves: the formulation's DAE terms, or for an ODE M = 1, Q = the
+// velocity rates and no constraints.
+class MotionEquations {
+ public:
+  MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension)
+      : dynamics_(dynamics), system_(dynamics.constraints()), dimension_(dimension) {}
+
+  ConstrainedSystem* system() const { return system_; }
+  Eigen::Index constraint_count() const { return system_ ? system_->constraint_count() : 0; }
+
+  void evaluate(const State& state, DaeTerms& terms, unsigned what) {
+    if (system_) {
+      system_->evaluate(state, terms, what);
+      return;
+    }
+    if (what & dae::forces) dynamics_.velocity_rates(state, terms.forces);
+    if ((what & dae::mass) && terms.mass.rows() != dimension_) terms.mass.setIdentity(dimension_, dimension_);
+    if (what & dae::residual) terms.residual.resize(0);
+    if (what & dae::jacobian) terms.jacobian.resize(0, dimension_);
+    if (what & dae::acceleration_rhs) terms.acceleration_rhs.resize(0);
+  }
+
+ private:
+  ForwardDynamics& dynamics_;
+  ConstrainedSystem* system_;
+  Eigen::Index dimension_;
+};
+
+class GeneralizedAlphaIntegrator final : public Integrator {
+ public:
+  explicit GeneralizedAlphaIntegrator(const ConfigTable& options)
+      : parameters_(AlphaParameters::from_spectral_radius(options.number_or("rho_infinity", 0.9, Range::closed(0.0, 1.0)))),
+        level_(options.choice_or("constraint_level", {"index3", "index2-stabilized"}, "index3") == "index3"
+                   ? ConstraintLevel::index3
+                   : ConstraintLevel::index2_stabilized),
+        tolerance_(options.number_or("newton_tolerance", 1e-10, Range::positive())),
+        max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 20, 1, 1000))) {}
+
+  std::string description() const override {
+    std::ostringstream out;
+    out << "Lie group generalized-alpha, rho_inf = " << parameters_.rho_infinity
+        << " (alpha_m = " << format_number(parameters_.alpha_m, "%.4g")
+        << ", alpha_f = " << format_number(parameters_.alpha_f, "%.4g")
+        << ", gamma = " << format_number(parameters_.gamma, "%.4g")
+        << ", beta = " << format_number(parameters_.beta, "%.4g") << "), constraints "
+        << (level_ == ConstraintLevel::index3 ? "index3" : "index2-stabilized") << ", Newton tolerance "
+        << tolerance_;
+    return out.str();
+  }
+  int order() const override { return 2; }
+  std::vector<std::pair<std::string, double>> statistics() const override {
+    return {{"steps", static_cast<double>(steps_)},
+            {"newton_iterations", static_cast<double>(newton_iterations_)},
+            {"jacobian_evaluations", static_cast<double>(jacobian_evaluations_)}};
+  }
+
+  void start(const StateSpace& space, const State& initial) override {
+    (void)space;
+    (void)initial;
+    has_history_ = false;  // a_0 = A_0 needs the dynamics: set at the first step
+    steps_ = newton_iterations_ = jacobian_evaluations_ = 0;
+  }
+
+  void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
+    MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()));
+    if (!has_history_ || state.time != history_time_) start_history(equations, state);
+    solve_step(space, equations, state, h);
+    ++steps_;
+  }
+
+ private:
+  // a_0 = A_0 = V'(t_0) from the index-1 system (002 eq. 3), and lambda_0 with it.
+  void start_history(MotionEquations& equations, const State& state) {
+    equations.evaluate(state, terms_, dae::all);
+    if (equations.system())
+      solve_index1(terms_, acceleration_, &multipliers_);
+    else {
+      acceleration_ = terms_.forces;
+      multipliers_.resize(0);
+    }
+    if (!acceleration_.allFinite() || !multipliers_.allFinite())
+      throw SimulationError("generalized-alpha: the initial accelerations at t = " + format_number(state.time) +
+                            " s are not finite");
+    pseudo_acceleration_ = acceleration_;
+    correction_jacobian_ = terms_.jacobian;  // J(q_0), the direction of the index-2 correction
+    has_history_ = true;
+    history_time_ = state.time;
+  }
+
+  // Builds the trial state of (1)-(3) for the current unknowns A_{n+1} and mu (nu = beta h^2 mu).
+  void make_trial(const StateSpace& space, const State& base, double h) {
+    const AlphaParameters& p = parameters_;
+    next_pseudo_acceleration_ = known_pseudo_acceleration_ + acceleration_weight_ * unknown_acceleration_;
+    increment_ = known_increment_ + (p.beta * h * h) * next_pseudo_acceleration_;
+    if (level_ == ConstraintLevel::index2_stabilized && unknown_correction_.size() > 0)
+      increment_.noalias() += (p.beta * h * h) * (correction_jacobian_.transpose() * unknown_correction_);
+    trial_.poses = base.poses;
+    trial_.coordinates = base.coordinates;
+    space.retract(trial_, increment_, zero_velocity_change_);
+    trial_.velocities = known_velocity_ + (p.gamma * h) * next_pseudo_acceleration_;
+    trial_.time = base.time + h;
+  }
+
+  // R = (M A + J^T lambda - Q,  g / (beta h^2) [, J V / (gamma h)]) at the trial state, and the
+  // scaled residual: max of |diag(M)^-1 R_dyn| / max(1, |A|, |diag(M)^-1 Q|), |g|, |J V|.
+  double evaluate_residual(MotionEquations& equations, double h) {
+    const AlphaParameters& p = parameters_;
+    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
+    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    dynamic_residual_.noalias() = terms_.mass * unknown_acceleration_;
+    if (m > 0) dynamic_residual_.noalias() += terms_.jacobian.transpose() * unknown_multipliers_;
+    dynamic_residual_ -= terms_.forces;
+    residual_.head(n) = dynamic_residual_;
+    double scaled = 0.0;
+    {
+      const Eigen::VectorXd inverse_diagonal = terms_.mass.diagonal().cwiseInverse();
+      const double scale = std::max({1.0, unknown_acceleration_.lpNorm<Eigen::Infinity>(),
+                                     inverse_diagonal.cwiseProduct(terms_.forces).lpNorm<Eigen::Infinity>()});
+      scaled = inverse_diagonal.cwiseProduct(dynamic_residual_).lpNorm<Eigen::Infinity>() / scale;
+    }
+    if (m > 0) {
+      residual_.segment(n, m) = terms_.residual / (p.beta * h * h);
+      scaled = std::max(scaled, terms_.residual.lpNorm<Eigen::Infinity>());
+      if (level_ == ConstraintLevel::index2_stabilized) {
+        velocity_violation_.noalias() = terms_.jacobian * trial_.velocities;
+        residual_.segment(n + m, m) = velocity_violation_ / (p.gamma * h);
+        scaled = std::max(scaled, velocity_violation_.lpNorm<Eigen::Infinity>());
+      }
+    }
+    // NaN compares false everywhere: make it visible to the caller.
+    return residual_.allFinite() ? scaled : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // The iteration matrix at the trial state (terms_ hold M, Q, J there). Derivatives of
+  // M A + J^T lambda - Q along the retraction (K) and of -Q w.r.t. V (C) by forward
+  // differences, and for index 2 of J V along the retraction (P); the tangent operator of
+  // exp is replaced by the identity (error O(h), it only slows the iteration down):
+  //   [[M + gamma' C + beta' K,     J^T,  beta h^2 K J_n^T      ],
+  //    [J c,                        0,    J J_n^T               ],   (g / (beta h^2))
+  //    [J c + (beta h c/gamma) P,   0,    (beta h/gamma) P J_n^T]]   (J V / (gamma h), index 2)
+  // with c = (1 - alpha_f)/(1 - alpha_m), gamma' = gamma h c, beta' = beta h^2 c.
+  void evaluate_iteration_matrix(const StateSpace& space, MotionEquations& equations, double h) {
+    const AlphaParameters& p = parameters_;
+    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    const Eigen::Index size = residual_.size();
+    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
+    const auto joint_offset = static_cast<Eigen::Index>(6 * space.free_bodies());
+
+    const bool index2 = level_ == ConstraintLevel::index2_stabilized && m > 0;
+    stiffness_.resize(n, n);
+    damping_.resize(n, n);
+    if (index2) {
+      velocity_constraint_derivative_.resize(m, n);
+      velocity_violation_.noalias() = terms_.jacobian * trial_.velocities;
+    }
+    perturbation_.setZero(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      perturbed_ = trial_;
+      const double step = i >= joint_offset ? root_eps * std::max(1.0, std::abs(trial_.coordinates(i - joint_offset)))
+                                            : root_eps;
+      perturbation_(i) = step;
+      space.retract(perturbed_, perturbation_, zero_velocity_change_);
+      perturbation_(i) = 0.0;
+      equations.evaluate(perturbed_, perturbed_terms_, dae::mass | dae::forces | dae::jacobian);
+      column_.noalias() = perturbed_terms_.mass * unknown_acceleration_;
+      if (m > 0) column_.noalias() += perturbed_terms_.jacobian.transpose() * unknown_multipliers_;
+      column_ -= perturbed_terms_.forces;
+      stiffness_.col(i) = (column_ - dynamic_residual_) / step;
+      if (index2)
+        velocity_constraint_derivative_.col(i) =
+            (perturbed_terms_.jacobian * trial_.velocities - velocity_violation_) / step;
+    }
+    for (Eigen::Index i = 0; i < n; ++i) {
+      perturbed_ = trial_;
+      const double step = root_eps * std::max(1.0, std::abs(trial_.velocities(i)));
+      perturbed_.velocities(i) += step;
+      equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
+      damping_.col(i) = (terms_.forces - perturbed_terms_.forces) / step;
+    }
+
+    const double c = acceleration_weight_;
+    iteration_matrix_.setZero(size, size);
+    iteration_matrix_.topLeftCorner(n, n) = terms_.mass + (p.gamma * h * c) * damping_ + (p.beta * h * h * c) * stiffness_;
+    if (m > 0) {
+      iteration_matrix_.block(0, n, n, m) = terms_.jacobian.transpose();
+      iteration_matrix_.block(n, 0, m, n) = c * terms_.jacobian;
+      if (index2) {
+        iteration_matrix_.block(0, n + m, n, m) = (p.beta * h * h) * (stiffness_ * correction_jacobian_.transpose());
+        iteration_matrix_.block(n, n + m, m, m) = terms_.jacobian * correction_jacobian_.transpose();
+        iteration_matrix_.block(n + m, 0, m, n) =
+            c * terms_.jacobian + (p.beta * h * c / p.gamma) * velocity_constraint_derivative_;
+        iteration_matrix_.block(n + m, n + m, m, m) =
+            (p.beta * h / p.gamma) * (velocity_constraint_derivative_ * correction_jacobian_.transpose());
+      }
+    }
+    factorization_.compute(iteration_matrix_);
+    ++jacobian_evaluations_;
+  }
+
+  void solve_step(const StateSpace& space, MotionEquations& equations, State& state, double h) {
+    const AlphaParameters& p = parameters_;
+    const Eigen::Index n = static_cast<Eigen::Index>(space.velocity_dimension());
+    const Eigen::Index m = equations.constraint_count();
+    const Eigen::Index corrections = (level_ == ConstraintLevel::index2_stabilized) ? m : 0;
+    if (state.velocities.size() != n || acceleration_.size() != n)
+      throw SimulationError("generalized-alpha: the state has " + std::to_string(state.velocities.size()) +
+                            " velocity coordinates, the state space " + std::to_string(n));
+
+    // The parts of (1)-(3) that do not depend on A_{n+1}:
+    //   a_{n+1} = (alpha_f A_n - alpha_m a_n)/(1 - alpha_m) + c A_{n+1}
+    acceleration_weight_ = (1.0 - p.alpha_f) / (1.0 - p.alpha_m);
+    known_pseudo_acceleration_ = (p.alpha_f * acceleration_ - p.alpha_m * pseudo_acceleration_) / (1.0 - p.alpha_m);
+    known_velocity_ = state.velocities + ((1.0 - p.gamma) * h) * pseudo_acceleration_;
+    known_increment_ = h * state.velocities + ((0.5 - p.beta) * h * h) * pseudo_acceleration_;
+    zero_velocity_change_.setZero(n);
+
+    // Predictor: A_{n+1} = A_n, lambda_{n+1} = lambda_n, nu = 0.
+    unknown_acceleration_ = acceleration_;
+    unknown_multipliers_ = multipliers_.size() == m ? multipliers_ : Eigen::VectorXd::Zero(m);
+    unknown_correction_.setZero(corrections);
+    residual_.resize(n + m + corrections);
+    newton_step_.resize(residual_.size());
+
+    int iteration = 0;
+    double residual = 0.0, previous_residual = std::numeric_limits<double>::infinity();
+    for (;; ++iteration) {
+      make_trial(space, state, h);
+      residual = evaluate_residual(equations, h);
+      if (!std::isfinite(residual)) fail(equations, state, h, iteration, residual, "the residual is not finite");
+      if (residual <= tolerance_) break;
+      if (iteration == max_iterations_)
+        fail(equations, state, h, iteration, residual, "the Newton iteration did not converge");
+      // A fresh iteration matrix at the start of each step, and again whenever the
+      // iteration contracts slowly.
+      if (iteration == 0 || residual > 0.25 * previous_residual) evaluate_iteration_matrix(space, equations, h);
+      previous_residual = residual;
+      newton_step_ = factorization_.solve(-residual_);
+      if (!newton_step_.allFinite())
+        fail(equations, state, h, iteration, residual, "the iteration matrix is singular");
+      unknown_acceleration_ += newton_step_.head(n);
+      if (m > 0) unknown_multipliers_ += newton_step_.segment(n, m);
+      if (corrections > 0) unknown_correction_ += newton_step_.segment(n + m, corrections);
+      ++newton_iterations_;
+    }
+
+    // Accept: q_{n+1}, V_{n+1}, and the history A_{n+1}, a_{n+1}, lambda_{n+1}.
+    state.poses.swap(trial_.poses);
+    state.coordinates.swap(trial_.coordinates);
+    state.velocities.swap(trial_.velocities);
+    state.time = trial_.time;
+    acceleration_ = unknown_acceleration_;
+    pseudo_acceleration_ = next_pseudo_acceleration_;
+    multipliers_ = unknown_multipliers_;
+    if (corrections > 0) correction_jacobian_ = terms_.jacobian;  // J(q_{n+1}) for the next step
+    history_time_ = state.time;
+  }
+
+  [[noreturn]] void fail(MotionEquations& equations, const State& state, double h, int iterations, double residual,
+                         const std::string& what) {
+    std::string message = "generalized-alpha: " + what + " in the step from t = " + format_number(state.time) +
+                          " s with step size " + format_number(h) + " s (scaled residual " +
+                          format_number(residual, "%.3g") + " after " + std::to_string(iterations) +
+                          " Newton iterations, tolerance " + format_number(tolerance_, "%.3g") + ")";
+    if (ConstrainedSystem* system = equations.system(); system && system->constraint_count() > 0) {
+      message += "; worst constraint " + worst_constraint(system->blocks(), terms_.residual);
+      if (level_ == ConstraintLevel::index2_stabilized)
+        message += ", worst velocity constraint " + worst_constraint(system->blocks(), velocity_violation_, "|J V|");
+    }
+    message += "; reduce simulation.step_size";
+    throw SimulationError(message);
+  }
+
+  AlphaParameters parameters_;
+  ConstraintLevel level_;
+  double tolerance_;
+  int max_iterations_;
+
+  // History: A_n = V'(t_n), a_n, lambda_n, and J(q_n) for the index-2 correction.
+  bool has_history_ = false;
+  double history_time_ = 0.0;
+  Eigen::VectorXd acceleration_, pseudo_acceleration_, multipliers_;
+  Eigen::MatrixXd correction_jacobian_;
+
+  // Newton unknowns A_{n+1}, lambda_{n+1}, mu (nu = beta h^2 mu) and the step's known parts.
+  Eigen::VectorXd unknown_acceleration_, unknown_multipliers_, unknown_correction_;
+  double acceleration_weight_ = 1.0;
+  Eigen::VectorXd known_pseudo_acceleration_, known_velocity_, known_increment_, next_pseudo_acceleration_;
+
+  // Workspaces.
+  State trial_, perturbed_;
+  DaeTerms terms_, perturbed_terms_;
+  Eigen::VectorXd increment_, zero_velocity_change_, perturbation_, column_;
+  Eigen::VectorXd residual_, dynamic_residual_, velocity_violation_, newton_step_;
+  Eigen::MatrixXd stiffness_, damping_, velocity_constraint_derivative_, iteration_matrix_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
+
+  long long steps_ = 0, newton_iterations_ = 0, jacobian_evaluations_ = 0;
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Integrator>(
+      "generalized-alpha", "1.0.0",
+      "Lie group generalized-alpha (Brüls, Cardona, Arnold), second order, Newton on the index-3 or "
+      "stabilized index-2 DAE; rho_infinity sets the numerical damping",
+      [](const liembs::ConfigTable& options) { return std::make_unique<GeneralizedAlphaIntegrator>(options); });
+}

@@ -1,0 +1,393 @@
+// The generalized-alpha integrator plugin: observed order 2 on the unconstrained free body
+// (SE3 and SO3xR3) and on a constrained planar pendulum in Cartesian coordinates against an
+// angle-coordinate reference; the constraints held to the Newton tolerance (index-3 and
+// stabilized index-2); numerical damping set by rho_infinity; failed steps; options.
+//
+// The pendulum and the oscillators are small test systems written here (ForwardDynamics +
+// ConstrainedSystem in joint coordinates, no free bodies).
+#include "../test_support.hpp"
+
+#include <liembs/error.hpp>
+#include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/invariants.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+using namespace liembs;
+using Catch::Matchers::Contains;
+using liembs::testing::load_test_run;
+
+namespace {
+
+constexpr double gravity = 9.81;
+
+// A point mass on a massless rod of length L in the vertical plane, in Cartesian
+// coordinates (x, y), y up: M = m 1, Q = (0, -m g), g = x^2 + y^2 - L^2, J = 2 (x, y),
+// eta = -2 |v|^2. Optionally the forces become NaN after a given time.
+class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem {
+ public:
+  CartesianPendulum(double mass, double length, double angle, double angular_rate)
+      : mass_(mass), length_(length), angle_(angle), angular_rate_(angular_rate) {}
+
+  double length() const { return length_; }
+  double nan_forces_after = std::numeric_limits<double>::infinity();
+
+  // --- ForwardDynamics ---
+  void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
+    evaluate(state, terms_, dae::all);
+    solve_index1(terms_, rates);
+  }
+  std::size_t free_bodies() const override { return 0; }
+  std::size_t joint_coordinates() const override { return 2; }
+  State initial_state() const override {
+    // x = L sin(theta), y = -L cos(theta), theta measured from the downward vertical.
+    State state;
+    state.coordinates = Eigen::Vector2d(length_ * std::sin(angle_), -length_ * std::cos(angle_));
+    state.velocities = Eigen::Vector2d(length_ * std::cos(angle_), length_ * std::sin(angle_)) * angular_rate_;
+    return state;
+  }
+  void body_motion(const State&, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
+    poses.clear();
+    twists.clear();
+  }
+  ConstrainedSystem* constraints() override { return this; }
+
+  // --- ConstrainedSystem ---
+  Eigen::Index constraint_count() const override { return 1; }
+  const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
+  void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
+    const Eigen::Vector2d p = state.coordinates, v = state.velocities;
+    if (what & dae::mass) terms.mass = mass_ * Eigen::Matrix2d::Identity();
+    if (what & dae::forces) {
+      terms.forces = Eigen::Vector2d(0.0, -mass_ * gravity);
+      if (state.time > nan_forces_after) terms.forces.setConstant(std::numeric_limits<double>::quiet_NaN());
+    }
+    if (what & dae::residual) terms.residual = Eigen::VectorXd::Constant(1, p.squaredNorm() - length_ * length_);
+    if (what & dae::jacobian) terms.jacobian = 2.0 * p.transpose();
+    if (what & dae::acceleration_rhs) terms.acceleration_rhs = Eigen::VectorXd::Constant(1, -2.0 * v.squaredNorm());
+  }
+
+  double energy(const State& state) const {
+    // Zero at rest (y = -L).
+    return 0.5 * mass_ * state.velocities.squaredNorm() + mass_ * gravity * (state.coordinates.y() + length_);
+  }
+
+ private:
+  double mass_, length_, angle_, angular_rate_;
+  std::vector<ConstraintBlock> blocks_{{"pendulum rod", 0, 1}};
+  DaeTerms terms_;
+};
+
+// Two uncoupled unit-mass oscillators, a soft one (omega = 1) and a stiff one
+// (omega = 1000), as an ODE in joint coordinates (no constraints).
+class SoftAndStiffOscillators final : public ForwardDynamics {
+ public:
+  static constexpr double soft_stiffness = 1.0, stiff_stiffness = 1e6;
+  void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
+    rates = Eigen::Vector2d(-soft_stiffness * state.coordinates(0), -stiff_stiffness * state.coordinates(1));
+  }
+  std::size_t free_bodies() const override { return 0; }
+  std::size_t joint_coordinates() const override { return 2; }
+  State initial_state() const override {
+    State state;
+    state.coordinates = Eigen::Vector2d(1.0, 1e-3);
+    state.velocities = Eigen::Vector2d(0.0, 0.0);
+    return state;
+  }
+  void body_motion(const State&, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
+    poses.clear();
+    twists.clear();
+  }
+  static double soft_energy(const State& s) {
+    return 0.5 * s.velocities(0) * s.velocities(0) + 0.5 * soft_stiffness * s.coordinates(0) * s.coordinates(0);
+  }
+  static double stiff_energy(const State& s) {
+    return 0.5 * s.velocities(1) * s.velocities(1) + 0.5 * stiff_stiffness * s.coordinates(1) * s.coordinates(1);
+  }
+};
+
+// The plugins of the build tree; the registry outlives every component created from it.
+struct Plugins {
+  std::unique_ptr<Registry> registry = liembs::testing::build_tree_registry();
+  std::unique_ptr<Group> group;
+
+  Plugins() { group = registry->create<Group>("SE3", ConfigDocument::from_string("", "group")->root()); }
+
+  std::unique_ptr<Integrator> generalized_alpha(const std::string& options) const {
+    auto document = ConfigDocument::from_string(options, "integrator");
+    auto integrator = registry->create<Integrator>("generalized-alpha", document->root());
+    document->reject_unused_keys();
+    return integrator;
+  }
+};
+
+// Integrates from `dynamics.initial_state()` to `end_time` with fixed steps; `after_step`
+// sees every state.
+State integrate(const Plugins& plugins, ForwardDynamics& dynamics, Integrator& integrator, double step, double end_time,
+                const std::function<void(const State&)>& after_step = {}) {
+  const StateSpace space(*plugins.group, dynamics.free_bodies(), dynamics.joint_coordinates());
+  State state = dynamics.initial_state();
+  integrator.start(space, state);
+  const auto steps = static_cast<long long>(std::llround(end_time / step));
+  for (long long k = 0; k < steps; ++k) {
+    integrator.step(space, dynamics, state, step);
+    if (after_step) after_step(state);
+  }
+  return state;
+}
+
+// Reference: theta'' = -(g/L) sin(theta) by classical RK4 with a tiny step, mapped to (x, y).
+State pendulum_reference(double length, double angle, double rate, double end_time) {
+  const auto rhs = [&](const Eigen::Vector2d& y) { return Eigen::Vector2d(y(1), -(gravity / length) * std::sin(y(0))); };
+  Eigen::Vector2d y(angle, rate);
+  const int steps = 20000;
+  const double h = end_time / steps;
+  for (int k = 0; k < steps; ++k) {
+    const Eigen::Vector2d k1 = rhs(y), k2 = rhs(y + 0.5 * h * k1), k3 = rhs(y + 0.5 * h * k2), k4 = rhs(y + h * k3);
+    y += (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+  }
+  State state;
+  state.coordinates = Eigen::Vector2d(length * std::sin(y(0)), -length * std::cos(y(0)));
+  state.velocities = Eigen::Vector2d(length * std::cos(y(0)), length * std::sin(y(0))) * y(1);
+  return state;
+}
+
+double state_distance(const State& a, const State& b) {
+  return (a.coordinates - b.coordinates).norm() + (a.velocities - b.velocities).norm();
+}
+
+std::string number(double x) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.17g", x);
+  return buffer;
+}
+
+// Distance of the free body's end point (pose and body twist) from a reference.
+double free_body_distance(const std::vector<std::string>& overrides, const State& reference, const Group& group) {
+  auto loaded = load_test_run("free-body.toml", overrides);
+  const RunSummary summary = execute_run(loaded.run, RunOutput{});
+  const Eigen::VectorXd twist = body_twists(*loaded.run.group, summary.final_state);
+  const Eigen::VectorXd reference_twist = body_twists(group, reference);
+  return (summary.final_state.poses[0].R - reference.poses[0].R).norm() +
+         (summary.final_state.poses[0].r - reference.poses[0].r).norm() + (twist - reference_twist).norm();
+}
+
+}  // namespace
+
+TEST_CASE("generalized-alpha converges at order 2 on the free body on SE3 and SO3xR3", "[generalized-alpha][order]") {
+  auto reference_run = load_test_run("free-body.toml", {"simulation.step_size=" + number(1.0 / 4096)});
+  const State reference = execute_run(reference_run.run, RunOutput{}).final_state;  // rkmk rk4
+  for (const char* group : {"SE3", "SO3xR3"}) {
+    for (const char* rho : {"0.9", "0.5"}) {
+      auto settings = [&](double h) {
+        return std::vector<std::string>{std::string("group.name=") + group, "integrator.name=generalized-alpha",
+                                        std::string("integrator.rho_infinity=") + rho,
+                                        "simulation.step_size=" + number(h)};
+      };
+      const double coarse = free_body_distance(settings(0.01), reference, *reference_run.run.group);
+      const double fine = free_body_distance(settings(0.005), reference, *reference_run.run.group);
+      const double observed = std::log2(coarse / fine);
+      INFO(group << ", rho_inf " << rho << ": errors " << coarse << " -> " << fine << ", observed order " << observed);
+      CHECK(std::abs(observed - 2.0) < 0.2);
+    }
+  }
+}
+
+TEST_CASE("generalized-alpha on the free body reports its statistics and description", "[generalized-alpha]") {
+  auto loaded = load_test_run("free-body.toml", {"integrator.name=generalized-alpha", "integrator.rho_infinity=0.6"});
+  const RunSummary summary = execute_run(loaded.run, RunOutput{});
+  const auto statistics = loaded.run.integrator->statistics();
+  auto value = [&](const std::string& name) {
+    for (const auto& [key, v] : statistics)
+      if (key == name) return v;
+    FAIL("no statistic " << name);
+    return 0.0;
+  };
+  CHECK(value("steps") == summary.steps);
+  CHECK(value("newton_iterations") >= summary.steps);
+  CHECK(value("jacobian_evaluations") >= summary.steps);
+  CHECK(loaded.run.integrator->order() == 2);
+  CHECK_THAT(loaded.run.integrator->description(), Contains("rho_inf = 0.6") && Contains("index3"));
+  CHECK(summary.energy_drift_max < 1e-3);
+}
+
+TEST_CASE("generalized-alpha converges at order 2 on the Cartesian pendulum (index-3 and stabilized index-2)",
+          "[generalized-alpha][order][constraints]") {
+  const Plugins plugins;
+  const double angle = 1.0, rate = 0.5, end_time = 1.0;
+  CartesianPendulum pendulum(1.3, 1.2, angle, rate);
+  const State reference = pendulum_reference(pendulum.length(), angle, rate, end_time);
+  for (const char* level : {"index3", "index2-stabilized"}) {
+    for (const char* rho : {"0.9", "0.3"}) {
+      const std::string options =
+          std::string("constraint_level = \"") + level + "\"\nrho_infinity = " + rho + "\n";
+      auto error_at = [&](double h) {
+        auto integrator = plugins.generalized_alpha(options);
+        return state_distance(integrate(plugins, pendulum, *integrator, h, end_time), reference);
+      };
+      const double coarse = error_at(0.01), fine = error_at(0.005);
+      const double observed = std::log2(coarse / fine);
+      INFO(level << ", rho_inf " << rho << ": errors " << coarse << " -> " << fine << ", observed order " << observed);
+      CHECK(std::abs(observed - 2.0) < 0.2);
+      CHECK(fine < 1e-3);
+    }
+  }
+}
+
+TEST_CASE("index-3 keeps g at the Newton tolerance, stabilized index-2 keeps g and J V there",
+          "[generalized-alpha][constraints]") {
+  const Plugins plugins;
+  CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
+  DaeTerms terms;
+  for (const char* level : {"index3", "index2-stabilized"}) {
+    for (const double tolerance : {1e-10, 1e-12}) {
+      auto integrator = plugins.generalized_alpha(std::string("constraint_level = \"") + level +
+                                                  "\"\nnewton_tolerance = " + number(tolerance) + "\n");
+      double worst_position = 0.0, worst_velocity = 0.0;
+      integrate(plugins, pendulum, *integrator, 0.01, 5.0, [&](const State& state) {
+        pendulum.evaluate(state, terms, dae::position_terms);
+        worst_position = std::max(worst_position, std::abs(terms.residual(0)));
+        worst_velocity = std::max(worst_velocity, std::abs((terms.jacobian * state.velocities)(0)));
+      });
+      INFO(level << ", tolerance " << tolerance << ": max |g| " << worst_position << ", max |J V| " << worst_velocity);
+      CHECK(worst_position <= tolerance);
+      if (std::string(level) == "index2-stabilized") {
+        CHECK(worst_velocity <= tolerance);
+      } else {
+        // Index 3 does not enforce J V = 0: the hidden constraint drifts at the integrator's accuracy.
+        CHECK(worst_velocity > 100 * tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("rho_inf = 1 conserves the pendulum's energy, rho_inf = 0 dissipates it", "[generalized-alpha][energy]") {
+  // Stabilized index 2: with index 3 the algebraic mode has the double eigenvalue -rho_inf
+  // and, at rho_inf = 1, lambda grows without bound (weak instability of the index-3 form).
+  const Plugins plugins;
+  CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
+  const double initial_energy = pendulum.energy(pendulum.initial_state());
+  auto energy_change = [&](const char* rho) {
+    auto integrator =
+        plugins.generalized_alpha(std::string("constraint_level = \"index2-stabilized\"\nrho_infinity = ") + rho);
+    double largest_deviation = 0.0;
+    const State end = integrate(plugins, pendulum, *integrator, 0.05, 30.0, [&](const State& state) {
+      largest_deviation = std::max(largest_deviation, std::abs(pendulum.energy(state) - initial_energy));
+    });
+    return std::make_pair((pendulum.energy(end) - initial_energy) / initial_energy, largest_deviation / initial_energy);
+  };
+  const auto [undamped_change, undamped_deviation] = energy_change("1.0");
+  const auto [damped_change, damped_deviation] = energy_change("0.0");
+  INFO("relative energy change over 30 s (about 13 periods, 47 steps per period): rho 1 "
+       << undamped_change << " (max " << undamped_deviation << "), rho 0 " << damped_change << " (max "
+       << damped_deviation << ")");
+  CHECK(undamped_deviation < 1e-2);
+  CHECK(damped_change < -0.1);
+  CHECK(std::abs(damped_change) > 10.0 * undamped_deviation);
+}
+
+TEST_CASE("rho_inf = 0 annihilates an unresolved stiff oscillation, rho_inf = 1 keeps it",
+          "[generalized-alpha][energy]") {
+  // omega h = 10 for the stiff oscillator, 0.01 for the soft one (an ODE: no constraints).
+  const Plugins plugins;
+  SoftAndStiffOscillators oscillators;
+  const State initial = oscillators.initial_state();
+  for (const char* rho : {"0.0", "1.0"}) {
+    auto integrator = plugins.generalized_alpha(std::string("rho_infinity = ") + rho);
+    std::vector<double> stiff_energies{SoftAndStiffOscillators::stiff_energy(initial)};
+    const State end = integrate(plugins, oscillators, *integrator, 0.01, 2.0, [&](const State& state) {
+      stiff_energies.push_back(SoftAndStiffOscillators::stiff_energy(state));
+    });
+    const double stiff_ratio = stiff_energies.back() / stiff_energies.front();
+    const double soft_change = std::abs(SoftAndStiffOscillators::soft_energy(end) /
+                                            SoftAndStiffOscillators::soft_energy(initial) - 1.0);
+    INFO("rho_inf " << rho << ": stiff energy ratio " << stiff_ratio << ", soft energy change " << soft_change);
+    CHECK(soft_change < 1e-4);
+    if (std::string(rho) == "0.0") {
+      CHECK(stiff_ratio < 1e-12);
+      // After the first step (which overshoots: a_0 = A_0 is far from the discrete
+      // solution's a at omega h = 10), the stiff energy decreases at every step.
+      bool monotone = true;
+      for (std::size_t k = 2; k < stiff_energies.size(); ++k)
+        monotone = monotone && stiff_energies[k] <= stiff_energies[k - 1];
+      CHECK(monotone);
+    } else {
+      CHECK(stiff_ratio > 0.5);
+      CHECK(stiff_ratio < 2.0);
+    }
+  }
+}
+
+TEST_CASE("a failed step throws SimulationError naming time, step size and constraint, state unchanged",
+          "[generalized-alpha][failure]") {
+  const Plugins plugins;
+  const StateSpace space(*plugins.group, 0, 2);
+
+  SECTION("forces that become NaN") {
+    CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
+    pendulum.nan_forces_after = 0.55;
+    auto integrator = plugins.generalized_alpha("");
+    State state = pendulum.initial_state();
+    integrator->start(space, state);
+    for (int k = 0; k < 5; ++k) integrator->step(space, pendulum, state, 0.1);
+    const State before = state;
+    try {
+      integrator->step(space, pendulum, state, 0.1);
+      FAIL("a NaN residual must fail the step");
+    } catch (const SimulationError& error) {
+      const std::string message = error.what();
+      INFO(message);
+      CHECK_THAT(message, Contains("t = 0.5 s") && Contains("step size 0.1 s") && Contains("not finite") &&
+                              Contains("pendulum rod") && Contains("|g|"));
+    }
+    CHECK(state.time == before.time);
+    CHECK(state.coordinates == before.coordinates);
+    CHECK(state.velocities == before.velocities);
+  }
+
+  SECTION("a Newton iteration that cannot converge in the allowed iterations") {
+    CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
+    auto integrator = plugins.generalized_alpha("max_newton_iterations = 1\nconstraint_level = \"index2-stabilized\"");
+    State state = pendulum.initial_state();
+    const State before = state;
+    integrator->start(space, state);
+    try {
+      integrator->step(space, pendulum, state, 2.0);
+      FAIL("one Newton iteration cannot converge for a step of 2 s");
+    } catch (const SimulationError& error) {
+      const std::string message = error.what();
+      INFO(message);
+      CHECK_THAT(message, Contains("did not converge") && Contains("t = 0 s") && Contains("step size 2 s") &&
+                              Contains("scaled residual") && Contains("joint 'pendulum rod' (|g| = ") &&
+                              Contains("|J V|"));
+    }
+    CHECK(state.time == before.time);
+    CHECK(state.coordinates == before.coordinates);
+    CHECK(state.velocities == before.velocities);
+    CHECK(StateSpace::is_finite(state));
+  }
+}
+
+TEST_CASE("generalized-alpha options are checked", "[generalized-alpha][config]") {
+  const Plugins plugins;
+  CHECK_THAT(plugins.generalized_alpha("rho_infinity = 0.5\nconstraint_level = \"index2-stabilized\"")->description(),
+             Contains("rho_inf = 0.5") && Contains("index2-stabilized"));
+  CHECK_THAT(plugins.generalized_alpha("")->description(), Contains("rho_inf = 0.9") && Contains("index3"));
+  auto error_of = [&](const std::string& options) {
+    try {
+      plugins.generalized_alpha(options);
+    } catch (const ConfigError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of("rho_infinity = 1.5"), Contains("rho_infinity"));
+  CHECK_THAT(error_of("constraint_level = \"index1\""), Contains("constraint_level") && Contains("index3"));
+  CHECK_THAT(error_of("newton_tolerance = 0"), Contains("newton_tolerance"));
+  CHECK_THAT(error_of("max_newton_iterations = 0"), Contains("max_newton_iterations"));
+  CHECK_THAT(error_of("rho_inf = 0.5"), Contains("unknown key 'rho_inf'"));
+}
