@@ -1,0 +1,598 @@
+// Integrator plugin ida: SUNDIALS IDA (variable-order, variable-step BDF, orders 1..5) for
+// the equations of motion on S = G^n x R^m, written in local coordinates of the group
+// around a reference point (paper 002 eq. 36):
+//   X = X_ref exp(xi),   xi' = dexp^-1_{-xi}(V)   (vector-space part: q = q_ref + xi_q).
+//
+// Unknowns y and residuals F(t, y, y') = 0 of the formulations:
+//   ode (no constraints)      y = (xi, V)
+//     xi' - dexp^-1_{-xi}(V) = 0,   V' - rates(X, V) = 0
+//   index1-projection         y = (xi, V, lambda); lambda algebraic
+//     xi' - dexp^-1_{-xi}(V) = 0,   M V' + J^T lambda - Q = 0,   J V' - eta = 0   (002 eq. 3)
+//     and at every output point the state is projected onto g = 0, J V = 0 and IDA restarts.
+//   ggl (default)             y = (xi, V, lambda, mu); lambda, mu algebraic
+//     xi' - dexp^-1_{-xi}(V + J^T mu) = 0,   M V' + J^T lambda - Q = 0,   J V = 0,   g = 0
+// GGL (Gear, Gupta, Leimkuhler 1985) on the group: X^-1 X' = dexp_{-xi}(xi') = V + J^T mu,
+// and J is the derivative of g along the retraction (constrained_system.hpp), so on a
+// solution g' = J (V + J^T mu) = J J^T mu = 0, hence mu = 0: an index-2 DAE whose solutions
+// satisfy g = 0 and J V = 0 exactly (up to IDA's Newton tolerance), without drift.
+//
+// Re-basing: the chart X_ref exp(xi) is valid while each body's rotation |xi_omega| < 2 pi
+// (dexp^-1 is singular there). When the largest rotation angle of a free body in xi exceeds
+// `rebase_threshold` after an internal step (or at an output point), X_ref <- X_ref exp(xi),
+// xi <- 0 and IDA is re-initialised with consistent V', lambda from the index-1 solve (GGL:
+// after a projection onto g = 0, J V = 0). Re-initialising restarts IDA at order 1 with a
+// small step, so it is done only then, not every step; translations and joint coordinates
+// live in a vector space and never trigger it. The error weights of xi do not depend on the
+// chart (see set_configuration_scale), so a re-base does not change the accuracy demanded.
+#include <liembs/error.hpp>
+#include <liembs/plugin/plugin.hpp>
+#include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/state_space.hpp>
+
+#include <ida/ida.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_context.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <type_traits>
+
+namespace {
+
+using namespace liembs;
+
+enum class Formulation { ode, index1_projection, ggl };
+
+// --- RAII owners of the SUNDIALS objects ---
+struct ContextDeleter {
+  void operator()(SUNContext context) const { SUNContext_Free(&context); }
+};
+struct VectorDeleter {
+  void operator()(N_Vector vector) const { N_VDestroy(vector); }
+};
+struct MatrixDeleter {
+  void operator()(SUNMatrix matrix) const { SUNMatDestroy(matrix); }
+};
+struct LinearSolverDeleter {
+  void operator()(SUNLinearSolver solver) const { SUNLinSolFree(solver); }
+};
+struct IdaMemoryDeleter {
+  void operator()(void* memory) const { IDAFree(&memory); }
+};
+using ContextPtr = std::unique_ptr<std::remove_pointer_t<SUNContext>, ContextDeleter>;
+using VectorPtr = std::unique_ptr<std::remove_pointer_t<N_Vector>, VectorDeleter>;
+using MatrixPtr = std::unique_ptr<std::remove_pointer_t<SUNMatrix>, MatrixDeleter>;
+using LinearSolverPtr = std::unique_ptr<std::remove_pointer_t<SUNLinearSolver>, LinearSolverDeleter>;
+using IdaMemoryPtr = std::unique_ptr<void, IdaMemoryDeleter>;
+
+std::string format_number(double x, int digits = 6) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+  return buffer;
+}
+
+std::string flag_name(int flag) {
+  char* name = IDAGetReturnFlagName(flag);  // malloc'ed by SUNDIALS
+  std::string text = name ? name : "flag " + std::to_string(flag);
+  std::free(name);
+  return text;
+}
+
+// IDA's counters; IDAReInit resets them, so the integrator adds up the finished segments.
+struct IdaCounters {
+  long steps = 0, residual_evaluations = 0, jacobian_evaluations = 0, jacobian_residual_evaluations = 0,
+       newton_iterations = 0, convergence_failures = 0, error_test_failures = 0;
+
+  IdaCounters& operator+=(const IdaCounters& other) {
+    steps += other.steps;
+    residual_evaluations += other.residual_evaluations;
+    jacobian_evaluations += other.jacobian_evaluations;
+    jacobian_residual_evaluations += other.jacobian_residual_evaluations;
+    newton_iterations += other.newton_iterations;
+    convergence_failures += other.convergence_failures;
+    error_test_failures += other.error_test_failures;
+    return *this;
+  }
+};
+
+bool same_state(const State& a, const State& b) {
+  if (a.time != b.time || a.poses.size() != b.poses.size() || a.coordinates.size() != b.coordinates.size() ||
+      a.velocities.size() != b.velocities.size())
+    return false;
+  for (std::size_t i = 0; i < a.poses.size(); ++i)
+    if (a.poses[i].R != b.poses[i].R || a.poses[i].r != b.poses[i].r) return false;
+  return a.coordinates == b.coordinates && a.velocities == b.velocities;
+}
+
+class IdaIntegrator final : public Integrator {
+ public:
+  explicit IdaIntegrator(const ConfigTable& options) {
+    const std::string formulation = options.choice_or("formulation", {"ggl", "index1-projection"}, "ggl");
+    constrained_formulation_ = formulation == "ggl" ? Formulation::ggl : Formulation::index1_projection;
+    projection_ = options.boolean_or("projection", constrained_formulation_ == Formulation::index1_projection);
+    relative_tolerance_ = options.number_or("relative_tolerance", 1e-8, Range::positive());
+    absolute_tolerance_ = options.number_or("absolute_tolerance", 1e-10, Range::positive());
+    max_order_ = static_cast<int>(options.integer_or("max_order", 5, 1, 5));
+    max_steps_ = static_cast<long>(options.integer_or("max_steps", 100000, 1, 1000000000));
+    // Below pi the chart is far from the singularity of dexp^-1 at 2 pi.
+    rebase_threshold_ = options.number_or("rebase_threshold", 1.0, {0.0, 3.0, true, false});
+  }
+
+  std::string description() const override {
+    std::ostringstream out;
+    out << "SUNDIALS IDA variable-order BDF (max order " << max_order_ << "), ";
+    if (bound_ && formulation_ == Formulation::ode) {
+      out << "ODE in local coordinates (no constraints)";
+    } else {
+      out << (constrained_formulation_ == Formulation::ggl ? "GGL index-2 formulation" : "index-1 formulation")
+          << (projection_ ? " with projection at output points" : "");
+    }
+    out << ", rtol " << relative_tolerance_ << ", atol " << absolute_tolerance_ << ", re-base above "
+        << rebase_threshold_ << " rad";
+    return out.str();
+  }
+
+  // Variable order and step size: no single order of accuracy (max order in description()).
+  int order() const override { return 0; }
+
+  std::vector<std::pair<std::string, double>> statistics() const override {
+    IdaCounters total = finished_;
+    total += current_counters();
+    return {{"steps", double(total.steps)},
+            {"residual_evaluations", double(total.residual_evaluations + total.jacobian_residual_evaluations)},
+            {"jacobian_evaluations", double(total.jacobian_evaluations)},
+            {"newton_iterations", double(total.newton_iterations)},
+            {"nonlinear_convergence_failures", double(total.convergence_failures)},
+            {"error_test_failures", double(total.error_test_failures)},
+            {"rebases", double(rebases_)},
+            {"reinitializations", double(reinitializations_)},
+            {"projections", double(projections_)}};
+  }
+
+  void start(const StateSpace&, const State&) override {
+    // A new run: fresh solver, fresh counters. IDA is set up at the first step, when the
+    // dynamics (and whether it has constraints) is known.
+    free_solver();
+    bound_ = false;
+    has_output_ = false;
+    finished_ = {};
+    rebases_ = reinitializations_ = projections_ = 0;
+  }
+
+  void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
+    if (!(bound_ && has_output_ && &space == space_ && &dynamics == dynamics_ && same_state(state, last_output_)))
+      begin(space, dynamics, state);  // first step, or the state was changed outside
+
+    const double t_from = state.time, t_out = state.time + h;
+    long internal_steps = 0;
+    for (;;) {
+      sunrealtype t_current = 0;
+      IDAGetCurrentTime(ida_.get(), &t_current);
+      if (t_current >= t_out) break;
+      if (internal_steps == max_steps_)
+        fail(flag_name(IDA_TOO_MUCH_WORK), t_from, t_out,
+             "more than max_steps = " + std::to_string(max_steps_) + " internal steps in one output step");
+      ++internal_steps;
+      // One internal step at a time (IDA_ONE_STEP), so that the chart can be re-based between
+      // steps when an output step is long; output values come from IDA's interpolant.
+      sunrealtype t_reached = 0;
+      callback_error_ = nullptr;
+      ida_message_.clear();
+      const int flag = IDASolve(ida_.get(), std::max(t_out, t_current + h), &t_reached, y_.get(), yp_.get(),
+                                IDA_ONE_STEP);
+      solved_since_init_ = true;
+      if (flag < 0) fail(flag_name(flag), t_from, t_out);
+      // IDA has no lower bound on h: steps at the round-off of t mean a singularity
+      // (blow-up, forces that stop being finite); stop instead of creeping towards it.
+      sunrealtype last_step = 0;
+      IDAGetLastStep(ida_.get(), &last_step);
+      if (std::abs(last_step) < 64 * std::numeric_limits<double>::epsilon() * std::max(std::abs(t_reached), 1.0))
+        fail("step size underflow", t_from, t_out, "the step size fell to the round-off of t");
+      if (t_reached < t_out && needs_rebase(NV_DATA_S(y_.get()))) {
+        State rebased = state_from(NV_DATA_S(y_.get()), t_reached);
+        rebase(rebased);
+      }
+    }
+    const int flag = IDAGetDky(ida_.get(), t_out, 0, output_.get());
+    if (flag < 0) fail(flag_name(flag), t_from, t_out);
+    State next = state_from(NV_DATA_S(output_.get()), t_out);
+    if (!StateSpace::is_finite(next))
+      fail("non-finite state", t_from, t_out, "the interpolated state at t = " + format_number(t_out) + " s is not finite");
+
+    if (formulation_ != Formulation::ode && projection_ && violates_constraints(next)) {
+      // Projection restarts IDA (at order 1), so it is done only when g or J V has drifted
+      // beyond absolute_tolerance; below that it would change the state by less.
+      project_onto_constraints(space, *system_, next, projection_settings());
+      ++projections_;
+      reinitialize(next);
+    } else if (needs_rebase(NV_DATA_S(output_.get()))) {
+      rebase(next);  // at the output point: IDA's last step beyond t_out is discarded
+    }
+    state = next;
+    last_output_ = next;
+    has_output_ = true;
+  }
+
+ private:
+  // Binds the run's dynamics, creates the solver for its size and starts IDA at `initial`.
+  void begin(const StateSpace& space, ForwardDynamics& dynamics, const State& initial) {
+    space_ = &space;
+    dynamics_ = &dynamics;
+    system_ = dynamics.constraints();
+    n_ = static_cast<Eigen::Index>(space.velocity_dimension());
+    m_ = system_ ? system_->constraint_count() : 0;
+    formulation_ = m_ > 0 ? constrained_formulation_ : Formulation::ode;
+    const Eigen::Index size = formulation_ == Formulation::ggl ? 2 * n_ + 2 * m_ : 2 * n_ + m_;
+    if (!ida_ || size != size_ || formulation_ != solver_formulation_) create_solver(size);
+    solver_formulation_ = formulation_;
+    bound_ = true;
+    xi_.setZero(n_);
+    zero_velocity_change_.setZero(n_);
+
+    State start = initial;
+    // The DAE has solutions only on g = 0, J V = 0: an inconsistent initial state is
+    // projected (the mass-weighted closest point) before IDA starts.
+    if (formulation_ == Formulation::ggl || (formulation_ == Formulation::index1_projection && projection_)) {
+      project_onto_constraints(space, *system_, start, projection_settings());
+      ++projections_;
+    }
+    reinitialize(start);
+  }
+
+  void free_solver() {
+    if (solved_since_init_) finished_ += current_counters();
+    solved_since_init_ = false;
+    ida_initialized_ = false;
+    ida_.reset();
+    linear_solver_.reset();
+    matrix_.reset();
+    algebraic_ids_.reset();
+    output_.reset();
+    yp_.reset();
+    y_.reset();
+    context_.reset();
+  }
+
+  void create_solver(Eigen::Index size) {
+    free_solver();
+    size_ = size;
+    SUNContext context = nullptr;
+    if (SUNContext_Create(nullptr, &context) != 0) throw SimulationError("ida: SUNContext_Create failed");
+    context_.reset(context);
+    const auto length = static_cast<sunindextype>(size);
+    y_.reset(N_VNew_Serial(length, context));
+    yp_.reset(N_VNew_Serial(length, context));
+    output_.reset(N_VNew_Serial(length, context));
+    algebraic_ids_.reset(N_VNew_Serial(length, context));
+    matrix_.reset(SUNDenseMatrix(length, length, context));
+    if (!y_ || !yp_ || !output_ || !algebraic_ids_ || !matrix_)
+      throw SimulationError("ida: cannot allocate SUNDIALS vectors of length " + std::to_string(size));
+    linear_solver_.reset(SUNLinSol_Dense(y_.get(), matrix_.get(), context));
+    ida_.reset(IDACreate(context));
+    if (!linear_solver_ || !ida_) throw SimulationError("ida: cannot create the IDA solver");
+    // 1 marks differential components (xi, V), 0 algebraic ones (lambda, mu).
+    Eigen::Map<Eigen::VectorXd> ids(NV_DATA_S(algebraic_ids_.get()), size);
+    ids.setZero();
+    ids.head(2 * n_).setOnes();
+  }
+
+  // X_ref <- X_ref exp(xi), xi <- 0. GGL restarts on g = 0, J V = 0 exactly: IDA's Newton
+  // leaves J V off by up to a few times the tolerance (its test is an RMS norm), and at the
+  // restart that offset would be a jump that no step size removes, failing the error test
+  // of the first step. The projection moves the state by less than the tolerance.
+  void rebase(State& state) {
+    ++rebases_;
+    if (formulation_ == Formulation::ggl) {
+      project_onto_constraints(*space_, *system_, state, projection_settings());
+      ++projections_;
+    }
+    reinitialize(state);
+  }
+
+  // Starts (or restarts) IDA at `state` with xi = 0 and consistent derivatives:
+  // xi' = V, (V', lambda) from the index-1 system (002 eq. 3), mu = 0.
+  void reinitialize(const State& state) {
+    reference_ = state;
+    work_ = state;
+    Eigen::Map<Eigen::VectorXd> y(NV_DATA_S(y_.get()), size_), yp(NV_DATA_S(yp_.get()), size_);
+    y.setZero();
+    yp.setZero();
+    y.segment(n_, n_) = state.velocities;
+    yp.head(n_) = state.velocities;
+    if (formulation_ == Formulation::ode) {
+      dynamics_->velocity_rates(state, rates_);
+    } else {
+      system_->evaluate(state, terms_, dae::all);
+      solve_index1(terms_, rates_, &multipliers_);
+      y.segment(2 * n_, m_) = multipliers_;
+    }
+    yp.segment(n_, n_) = rates_;
+    set_configuration_scale(state);
+    if (!y.allFinite() || !yp.allFinite())
+      throw SimulationError("ida: the accelerations are not finite at t = " + format_number(state.time) +
+                            " s (initial conditions of IDA)" + constraint_report(state));
+
+    if (solved_since_init_) finished_ += current_counters();
+    solved_since_init_ = false;
+    const double first_step = initial_step_size();
+    if (!ida_initialized_) {
+      check(IDAInit(ida_.get(), &IdaIntegrator::residual_callback, state.time, y_.get(), yp_.get()), "IDAInit");
+      check(IDASetUserData(ida_.get(), this), "IDASetUserData");
+      check(IDASetErrHandlerFn(ida_.get(), &IdaIntegrator::error_callback, this), "IDASetErrHandlerFn");
+      check(IDAWFtolerances(ida_.get(), &IdaIntegrator::error_weights_callback), "IDAWFtolerances");
+      check(IDASetLinearSolver(ida_.get(), linear_solver_.get(), matrix_.get()), "IDASetLinearSolver");
+      check(IDASetMaxOrd(ida_.get(), max_order_), "IDASetMaxOrd");
+      if (formulation_ != Formulation::ode) {
+        check(IDASetId(ida_.get(), algebraic_ids_.get()), "IDASetId");
+        check(IDASetSuppressAlg(ida_.get(), SUNTRUE), "IDASetSuppressAlg");  // no error test on lambda, mu
+      }
+      ida_initialized_ = true;
+    } else {
+      check(IDAReInit(ida_.get(), state.time, y_.get(), yp_.get()), "IDAReInit");
+      ++reinitializations_;
+    }
+    check(IDASetInitStep(ida_.get(), first_step), "IDASetInitStep");
+  }
+
+  // Error weights w = 1 / (rtol |y| + atol) would depend on the chart for xi: strict right
+  // after a re-base (xi = 0), loose later, and a point accepted in one chart could fail the
+  // error test in the next. So xi is weighted as the configuration it stands for:
+  // 1 / (rtol max(s, |xi|) + atol) with the scale s = 1 rad for rotations, |r| of the
+  // reference pose for translations and |q_ref| for joint coordinates. V, lambda, mu get
+  // IDA's usual weights.
+  void set_configuration_scale(const State& state) {
+    configuration_scale_.resize(n_);
+    for (std::size_t body = 0; body < state.poses.size(); ++body) {
+      configuration_scale_.segment<3>(6 * Eigen::Index(body)).setOnes();
+      configuration_scale_.segment<3>(6 * Eigen::Index(body) + 3).setConstant(state.poses[body].r.norm());
+    }
+    const Eigen::Index joints = state.coordinates.size();
+    configuration_scale_.tail(joints) = state.coordinates.cwiseAbs();
+  }
+
+  int error_weights(const double* y_data, double* weights_data) const {
+    const Eigen::Map<const Eigen::VectorXd> y(y_data, size_);
+    Eigen::Map<Eigen::VectorXd> weights(weights_data, size_);
+    weights.head(n_) = (relative_tolerance_ * configuration_scale_.cwiseMax(y.head(n_).cwiseAbs()))
+                           .array() + absolute_tolerance_;
+    weights.segment(n_, n_) = (relative_tolerance_ * y.segment(n_, n_).cwiseAbs()).array() + absolute_tolerance_;
+    if (m_ > 0) {
+      // Multipliers only enter IDA's Newton convergence test (they have no error test); they
+      // are weighted against their block's magnitude (lambda) or the velocities' (mu), so
+      // that round-off in a multiplier near zero does not stall the Newton iteration.
+      const double lambda_scale = y.segment(2 * n_, m_).cwiseAbs().maxCoeff();
+      weights.segment(2 * n_, m_).setConstant(relative_tolerance_ * lambda_scale + absolute_tolerance_);
+      if (formulation_ == Formulation::ggl) {
+        const double mu_scale = y.segment(n_, n_).cwiseAbs().maxCoeff();
+        weights.segment(2 * n_ + m_, m_).setConstant(relative_tolerance_ * mu_scale + absolute_tolerance_);
+      }
+    }
+    weights = weights.cwiseInverse();
+    return 0;
+  }
+
+  static int error_weights_callback(N_Vector y, N_Vector weights, void* user_data) {
+    return static_cast<const IdaIntegrator*>(user_data)->error_weights(NV_DATA_S(y), NV_DATA_S(weights));
+  }
+
+  // IDA's own first step, h = 0.5 / ||y'||_wrms, is tiny here (h ~ 1e-11 for xi' = V at
+  // atol = 1e-10 when a coordinate's scale is 0), and at such steps the index-2 GGL
+  // iteration matrix (rows scaled h^0 against h^-1) is too ill-conditioned for Newton.
+  // Instead: the backward-Euler local error on xi, (h^2 / 2) ||xi''||_wrms with xi'' ~ V',
+  // set to half the tolerance. 0 lets IDA choose.
+  double initial_step_size() {
+    Eigen::VectorXd weights(size_);
+    error_weights(NV_DATA_S(y_.get()), weights.data());
+    const Eigen::Map<const Eigen::VectorXd> yp(NV_DATA_S(yp_.get()), size_);
+    const double weighted = yp.segment(n_, n_).cwiseProduct(weights.head(n_)).norm() / std::sqrt(double(2 * n_));
+    return weighted > 0.0 && std::isfinite(weighted) ? std::sqrt(1.0 / weighted) : 0.0;
+  }
+
+  void check(int flag, const char* function) const {
+    if (flag < 0) throw SimulationError(std::string("ida: ") + function + " failed: " + flag_name(flag) +
+                                        (ida_message_.empty() ? "" : " (" + ida_message_ + ")"));
+  }
+
+  // X_ref exp(xi) with velocities V, from the unknowns y.
+  void set_state(State& out, const double* y, double time) {
+    out.time = time;
+    out.poses = reference_.poses;
+    out.coordinates = reference_.coordinates;
+    out.velocities = Eigen::Map<const Eigen::VectorXd>(y + n_, n_);
+    xi_ = Eigen::Map<const Eigen::VectorXd>(y, n_);
+    space_->retract(out, xi_, zero_velocity_change_);
+  }
+  State state_from(const double* y, double time) {
+    State out;
+    set_state(out, y, time);
+    return out;
+  }
+
+  // The largest rotation angle of a free body in the local coordinates.
+  bool needs_rebase(const double* y) const {
+    double largest = 0.0;
+    for (std::size_t body = 0; body < space_->free_bodies(); ++body)
+      largest = std::max(largest, Eigen::Map<const Eigen::Vector3d>(y + 6 * body).norm());
+    return largest > rebase_threshold_;
+  }
+
+  bool violates_constraints(const State& state) {
+    system_->evaluate(state, terms_, dae::position_terms);
+    return !(terms_.residual.lpNorm<Eigen::Infinity>() <= absolute_tolerance_ &&
+             (terms_.jacobian * state.velocities).lpNorm<Eigen::Infinity>() <= absolute_tolerance_);
+  }
+
+  ProjectionSettings projection_settings() const {
+    ProjectionSettings settings;
+    settings.tolerance = std::max(1e-12, 1e-2 * absolute_tolerance_);
+    return settings;
+  }
+
+  // F(t, y, y') of the formulation (see the top of the file).
+  int residual(double t, const double* y_data, const double* yp_data, double* r_data) {
+    set_state(work_, y_data, t);
+    const Eigen::Map<const Eigen::VectorXd> y(y_data, size_), yp(yp_data, size_);
+    Eigen::Map<Eigen::VectorXd> r(r_data, size_);
+    const auto V = y.segment(n_, n_);
+    const auto xi_rate = yp.head(n_);
+    const auto V_rate = yp.segment(n_, n_);
+    switch (formulation_) {
+      case Formulation::ode:
+        dynamics_->velocity_rates(work_, rates_);
+        space_->dexpinv_left(xi_, work_.velocities, chart_velocity_);
+        r.head(n_) = xi_rate - chart_velocity_;
+        r.segment(n_, n_) = V_rate - rates_;
+        break;
+      case Formulation::index1_projection:
+        system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::jacobian | dae::acceleration_rhs);
+        space_->dexpinv_left(xi_, work_.velocities, chart_velocity_);
+        r.head(n_) = xi_rate - chart_velocity_;
+        r.segment(n_, n_).noalias() = terms_.mass * V_rate + terms_.jacobian.transpose() * y.segment(2 * n_, m_);
+        r.segment(n_, n_) -= terms_.forces;
+        r.segment(2 * n_, m_).noalias() = terms_.jacobian * V_rate;
+        r.segment(2 * n_, m_) -= terms_.acceleration_rhs;
+        break;
+      case Formulation::ggl:
+        system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::residual | dae::jacobian);
+        moving_velocity_ = V;
+        moving_velocity_.noalias() += terms_.jacobian.transpose() * y.segment(2 * n_ + m_, m_);  // V + J^T mu
+        space_->dexpinv_left(xi_, moving_velocity_, chart_velocity_);
+        r.head(n_) = xi_rate - chart_velocity_;
+        r.segment(n_, n_).noalias() = terms_.mass * V_rate + terms_.jacobian.transpose() * y.segment(2 * n_, m_);
+        r.segment(n_, n_) -= terms_.forces;
+        r.segment(2 * n_, m_).noalias() = terms_.jacobian * V;
+        r.segment(2 * n_ + m_, m_) = terms_.residual;
+        break;
+    }
+    return r.allFinite() ? 0 : 1;  // recoverable: IDA retries with a smaller step
+  }
+
+  static int residual_callback(sunrealtype t, N_Vector y, N_Vector yp, N_Vector r, void* user_data) {
+    auto* self = static_cast<IdaIntegrator*>(user_data);
+    try {
+      return self->residual(t, NV_DATA_S(y), NV_DATA_S(yp), NV_DATA_S(r));
+    } catch (...) {  // never let an exception cross IDA's C frames
+      self->callback_error_ = std::current_exception();
+      return -1;
+    }
+  }
+
+  static void error_callback(int code, const char*, const char* function, char* message, void* user_data) {
+    if (code >= 0) return;  // warnings are not reported
+    auto* self = static_cast<IdaIntegrator*>(user_data);
+    self->ida_message_ = std::string(function ? function : "IDA") + ": " + (message ? message : "");
+  }
+
+  IdaCounters current_counters() const {
+    IdaCounters c;
+    if (!ida_ || !solved_since_init_) return c;
+    void* memory = ida_.get();
+    IDAGetNumSteps(memory, &c.steps);
+    IDAGetNumResEvals(memory, &c.residual_evaluations);
+    IDAGetNumJacEvals(memory, &c.jacobian_evaluations);
+    IDAGetNumLinResEvals(memory, &c.jacobian_residual_evaluations);
+    IDAGetNumNonlinSolvIters(memory, &c.newton_iterations);
+    IDAGetNumNonlinSolvConvFails(memory, &c.convergence_failures);
+    IDAGetNumErrTestFails(memory, &c.error_test_failures);
+    return c;
+  }
+
+  // "; worst constraint joint 'j' (|g| = ...)" at a state, for failure messages.
+  std::string constraint_report(const State& state) {
+    if (formulation_ == Formulation::ode) return {};
+    try {
+      DaeTerms terms;
+      system_->evaluate(state, terms, dae::residual);
+      return "; worst constraint " + worst_constraint(system_->blocks(), terms.residual);
+    } catch (const std::exception& error) {
+      return std::string("; constraints not available: ") + error.what();
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& reason, double t_from, double t_out, const std::string& detail = {}) {
+    sunrealtype t_reached = t_from, last_step = 0, current_step = 0;
+    IDAGetCurrentTime(ida_.get(), &t_reached);
+    IDAGetLastStep(ida_.get(), &last_step);
+    IDAGetCurrentStep(ida_.get(), &current_step);
+    std::ostringstream message;
+    message << "IDA failed in the output step from t = " << format_number(t_from) << " s to "
+            << format_number(t_out) << " s: reached t = " << format_number(t_reached, 12) << " s, last step size "
+            << format_number(last_step) << " s, attempted step size " << format_number(current_step) << " s ("
+            << reason;
+    if (!detail.empty()) message << ": " << detail;
+    else if (!ida_message_.empty()) message << ": " << ida_message_;
+    message << ")";
+    if (callback_error_) {
+      try {
+        std::rethrow_exception(callback_error_);
+      } catch (const std::exception& error) {
+        message << "; in the residual: " << error.what();
+      } catch (...) {
+        message << "; in the residual: unknown exception";
+      }
+    }
+    // IDA leaves y at the last accepted step (time t_reached).
+    message << constraint_report(state_from(NV_DATA_S(y_.get()), t_reached));
+    message << "; check the forces and the initial state, or loosen the integrator's tolerances";
+    has_output_ = false;  // a later step() restarts IDA from the state it is given
+    throw SimulationError(message.str());
+  }
+
+  // Options.
+  Formulation constrained_formulation_ = Formulation::ggl;
+  bool projection_ = false;
+  double relative_tolerance_ = 1e-8, absolute_tolerance_ = 1e-10, rebase_threshold_ = 1.0;
+  int max_order_ = 5;
+  long max_steps_ = 100000;
+
+  // The problem, bound at the first step.
+  bool bound_ = false;
+  const StateSpace* space_ = nullptr;
+  ForwardDynamics* dynamics_ = nullptr;
+  ConstrainedSystem* system_ = nullptr;
+  Formulation formulation_ = Formulation::ode;
+  Formulation solver_formulation_ = Formulation::ode;  // the one IDA's memory was set up for
+  Eigen::Index n_ = 0, m_ = 0, size_ = 0;
+
+  State reference_;    // X_ref: the point the local coordinates xi are taken at
+  State work_;         // X_ref exp(xi) with velocities V, where the residual is evaluated
+  State last_output_;  // the state step() returned last
+  bool has_output_ = false;
+
+  // SUNDIALS objects, destroyed in reverse order (the context last).
+  ContextPtr context_;
+  VectorPtr y_, yp_, output_, algebraic_ids_;
+  MatrixPtr matrix_;
+  LinearSolverPtr linear_solver_;
+  IdaMemoryPtr ida_;
+  bool ida_initialized_ = false;
+  bool solved_since_init_ = false;
+
+  // Workspaces.
+  DaeTerms terms_;
+  Eigen::VectorXd configuration_scale_;  // error-weight scale of xi (see set_configuration_scale)
+  Eigen::VectorXd xi_, zero_velocity_change_, chart_velocity_, moving_velocity_, rates_, multipliers_;
+
+  // Statistics and error reporting.
+  IdaCounters finished_;  // of the IDA segments ended by a re-initialisation
+  long rebases_ = 0, reinitializations_ = 0, projections_ = 0;
+  std::string ida_message_;
+  std::exception_ptr callback_error_;
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Integrator>(
+      "ida", "1.0.0",
+      "SUNDIALS IDA variable-order BDF in local group coordinates; constrained systems as GGL index-2 "
+      "or index-1 DAE with projection",
+      [](const liembs::ConfigTable& options) { return std::make_unique<IdaIntegrator>(options); });
+}
