@@ -1,25 +1,42 @@
-// Algorithm plugin newton-euler: forward dynamics of unconnected free rigid bodies in
-// absolute coordinates. Per body, in the body frame (paper 000, the Newton-Euler
-// equations in body-fixed representation; 002 eq. 40 for a frame at the COM):
-//   M_b V' - ad_V^T M_b V = W_b,   V = (omega, R^T r'),
-// with M_b the spatial inertia about the body-frame origin and W_b the body-frame wrench
-// of gravity and applied loads. The result is mapped to the group's velocity coordinates.
+// Algorithm plugin newton-euler: forward dynamics in absolute coordinates. Every body
+// has its own pose on the run's group; joints are holonomic constraints between bodies
+// (liembs/dynamics/joint_constraints.hpp), and the equations are the constrained
+// Newton-Euler equations of paper 002 eq. 1:
+//   M V' + J^T lambda = Q,   q' = q V,   g(q) = 0.
+// Per body, in the body frame (paper 000's Newton-Euler equations in body-fixed
+// representation; 002 eq. 40 for a frame at the COM):
+//   M_b V_b' - ad_{V_b}^T M_b V_b = W_b,   V_b = (omega, R^T r'),
+// with M_b the spatial inertia about the body-frame origin and W_b the body-frame wrench of
+// gravity and applied loads. The group's velocity coordinates V relate to the body twists
+// linearly, V_b = T(q) V (T = 1 on SE3; T = diag(1, R^T) on SO3xR3), so in them
+//   M = T^T M_b T,  Q = T^T (Q_b - M_b T' V),  J = J_b T,  eta = eta_b - J_b T' V,
+// which is the hybrid form of 002 eqs. 41-42 on SO3xR3. T and T' V come from the group
+// plugin (to_body_twists, rates_from_body_twist_rates), so any group works.
+#include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
-#include <liembs/sim/invariants.hpp>
+#include <liembs/sim/constrained_system.hpp>
 
 #include <Eigen/Cholesky>
+
+#include <numeric>
 
 namespace {
 
 using namespace liembs;
 
-class FreeBodyDynamics final : public ForwardDynamics {
+std::vector<std::size_t> all_joints(const Model& model) {
+  std::vector<std::size_t> joints(model.joints.size());
+  std::iota(joints.begin(), joints.end(), std::size_t{0});
+  return joints;
+}
+
+class AbsoluteCoordinateDynamics final : public ForwardDynamics, public ConstrainedSystem {
  public:
-  FreeBodyDynamics(std::shared_ptr<const Model> model, const Group& group)
-      : model_(std::move(model)), group_(group) {
+  AbsoluteCoordinateDynamics(std::shared_ptr<const Model> model, const Group& group)
+      : model_(std::move(model)), group_(group), joints_(*model_, all_joints(*model_)) {
     for (const auto& body : model_->bodies) {
       inertia_.push_back(body.spatial_inertia());
       inertia_inverse_.push_back(inertia_.back().llt().solve(Mat6::Identity()));
@@ -27,12 +44,98 @@ class FreeBodyDynamics final : public ForwardDynamics {
     const auto n = static_cast<Eigen::Index>(6 * model_->bodies.size());
     twists_.resize(n);
     twist_rates_.resize(n);
+    body_forces_.resize(n);
+    poses_.resize(model_->bodies.size());
+    twist_list_.resize(model_->bodies.size());
   }
 
+  // --- ForwardDynamics ---
   void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
-    const std::size_t n = model_->bodies.size();
+    if (joints_.rows() > 0) {
+      evaluate(state, terms_, dae::mass | dae::forces | dae::jacobian | dae::acceleration_rhs);
+      solve_index1(terms_, rates);
+      return;
+    }
+    // Unconnected bodies: M_b is block diagonal, V_b' = M_b^-1 Q_b body by body.
+    body_twists_and_forces(state);
+    for (std::size_t i = 0; i < model_->bodies.size(); ++i) {
+      const auto offset = static_cast<Eigen::Index>(6 * i);
+      twist_rates_.segment<6>(offset) = inertia_inverse_[i] * body_forces_.segment<6>(offset);
+    }
+    rates.resize(twists_.size());
+    group_.rates_from_body_twist_rates(state.poses, twists_.data(), twist_rates_.data(), rates.data());
+  }
+
+  std::size_t free_bodies() const override { return model_->bodies.size(); }
+  std::size_t joint_coordinates() const override { return 0; }
+
+  State initial_state() const override {
+    std::vector<Pose> poses;
+    std::vector<Vec6> twists;
+    initial_body_motion(*model_, poses, twists);
+    State state;
+    state.poses = poses;
+    Eigen::VectorXd stacked(6 * static_cast<Eigen::Index>(twists.size()));
+    for (std::size_t i = 0; i < twists.size(); ++i) stacked.segment<6>(static_cast<Eigen::Index>(6 * i)) = twists[i];
+    state.velocities.resize(stacked.size());
+    group_.from_body_twists(state.poses, stacked.data(), state.velocities.data());
+    return state;
+  }
+
+  void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
+    poses = state.poses;
     group_.to_body_twists(state.poses, state.velocities.data(), twists_.data());
+    twists.resize(poses.size());
+    for (std::size_t i = 0; i < poses.size(); ++i) twists[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
+  }
+
+  ConstrainedSystem* constraints() override { return joints_.rows() > 0 ? this : nullptr; }
+
+  // --- ConstrainedSystem ---
+  Eigen::Index constraint_count() const override { return joints_.rows(); }
+  const std::vector<ConstraintBlock>& blocks() const override { return joints_.blocks(); }
+
+  void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
+    const std::size_t n = model_->bodies.size();
+    const auto dimension = static_cast<Eigen::Index>(6 * n);
+    body_twists_and_forces(state);
+    const bool needs_velocity_map = (what & (dae::mass | dae::forces | dae::jacobian | dae::acceleration_rhs)) != 0;
+    if (needs_velocity_map) velocity_map(state);
+
     for (std::size_t i = 0; i < n; ++i) {
+      poses_[i] = state.poses[i];
+      twist_list_[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
+    }
+    const bool needs_constraint_jacobian = (what & (dae::jacobian | dae::acceleration_rhs)) != 0;
+    joints_.evaluate(poses_, twist_list_, (what & dae::residual) ? &terms.residual : nullptr,
+                     needs_constraint_jacobian ? &body_jacobian_ : nullptr,
+                     (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr);
+
+    if (what & dae::mass) terms.mass.setZero(dimension, dimension);
+    if (what & dae::forces) terms.forces.resize(dimension);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto o = static_cast<Eigen::Index>(6 * i);
+      const Mat6& T = velocity_map_[i];
+      if (what & dae::mass) terms.mass.block<6, 6>(o, o) = T.transpose() * inertia_[i] * T;
+      if (what & dae::forces)
+        terms.forces.segment<6>(o) =
+            T.transpose() * (body_forces_.segment<6>(o) - inertia_[i] * map_rate_times_velocity_.segment<6>(o));
+    }
+    if (what & dae::acceleration_rhs) terms.acceleration_rhs -= body_jacobian_ * map_rate_times_velocity_;
+    if (what & dae::jacobian) {
+      terms.jacobian.resize(joints_.rows(), dimension);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto o = static_cast<Eigen::Index>(6 * i);
+        terms.jacobian.middleCols<6>(o) = body_jacobian_.middleCols<6>(o) * velocity_map_[i];
+      }
+    }
+  }
+
+ private:
+  // Body twists V_b and the body-frame forces Q_b = W_b + ad_{V_b}^T M_b V_b of every body.
+  void body_twists_and_forces(const State& state) {
+    group_.to_body_twists(state.poses, state.velocities.data(), twists_.data());
+    for (std::size_t i = 0; i < model_->bodies.size(); ++i) {
       const RigidBody& body = model_->bodies[i];
       const Pose& pose = state.poses[i];
       const auto offset = static_cast<Eigen::Index>(6 * i);
@@ -52,43 +155,56 @@ class FreeBodyDynamics final : public ForwardDynamics {
           wrench.tail<3>() += force;
         }
       }
-      const Vec6 momentum = inertia_[i] * twist;
-      twist_rates_.segment<6>(offset) = inertia_inverse_[i] * (wrench + se3::ad(twist).transpose() * momentum);
+      body_forces_.segment<6>(offset) = wrench + se3::ad(twist).transpose() * (inertia_[i] * twist);
     }
-    rates.resize(twists_.size());
-    group_.rates_from_body_twist_rates(state.poses, twists_.data(), twist_rates_.data(), rates.data());
   }
 
-  std::size_t free_bodies() const override { return model_->bodies.size(); }
-  std::size_t joint_coordinates() const override { return 0; }
-  State initial_state() const override { return liembs::initial_state(*model_, group_); }
-  void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
-    poses = state.poses;
-    group_.to_body_twists(state.poses, state.velocities.data(), twists_.data());
-    twists.resize(poses.size());
-    for (std::size_t i = 0; i < poses.size(); ++i) twists[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
+  // T_i (V_b = T V) column by column through the group plugin, and T' V = -T r0 with r0 the
+  // group's velocity rates at zero body-twist rates. Seven virtual calls for all bodies.
+  void velocity_map(const State& state) {
+    const std::size_t n = model_->bodies.size();
+    const auto dimension = static_cast<Eigen::Index>(6 * n);
+    velocity_map_.resize(n);
+    unit_.setZero(dimension);
+    column_.resize(dimension);
+    for (int k = 0; k < 6; ++k) {
+      for (std::size_t i = 0; i < n; ++i) unit_(static_cast<Eigen::Index>(6 * i + k)) = 1.0;
+      group_.to_body_twists(state.poses, unit_.data(), column_.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        velocity_map_[i].col(k) = column_.segment<6>(static_cast<Eigen::Index>(6 * i));
+        unit_(static_cast<Eigen::Index>(6 * i + k)) = 0.0;
+      }
+    }
+    unit_.setZero();
+    group_.rates_from_body_twist_rates(state.poses, twists_.data(), unit_.data(), column_.data());
+    map_rate_times_velocity_.resize(dimension);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto o = static_cast<Eigen::Index>(6 * i);
+      map_rate_times_velocity_.segment<6>(o) = -velocity_map_[i] * column_.segment<6>(o);
+    }
   }
 
- private:
   std::shared_ptr<const Model> model_;
   const Group& group_;
-  std::vector<Mat6> inertia_, inertia_inverse_;
-  Eigen::VectorXd twists_, twist_rates_;
+  JointConstraintSet joints_;
+  std::vector<Mat6> inertia_, inertia_inverse_, velocity_map_;
+  Eigen::VectorXd twists_, twist_rates_, body_forces_, unit_, column_, map_rate_times_velocity_;
+  Eigen::MatrixXd body_jacobian_;
+  std::vector<Pose> poses_;
+  std::vector<Vec6> twist_list_;
+  DaeTerms terms_;
 };
 
 class NewtonEuler final : public Algorithm {
  public:
+  bool uses_representation() const override { return false; }
   std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext& context) const override {
-    if (!context.model->joints.empty())
-      throw ModelError("algorithm 'newton-euler' integrates unconnected free bodies, but the model has " +
-                       std::to_string(context.model->joints.size()) + " joint(s) (first: '" +
-                       context.model->joints.front().name + "'); use algorithm 'aba' or 'crba-cholesky'");
     if (context.representation)
       throw ModelError("algorithm 'newton-euler' and representation '" + context.representation_name +
-                       "' do not combine: newton-euler integrates free bodies in absolute coordinates, "
+                       "' do not combine: newton-euler integrates bodies in absolute coordinates, "
                        "where each body's twist convention is fixed by the group ('" + context.group_name +
                        "'); remove the [representation] section");
-    return std::make_unique<FreeBodyDynamics>(context.model, context.group);
+    return std::make_unique<AbsoluteCoordinateDynamics>(context.model, context.group);
   }
 };
 
@@ -96,6 +212,7 @@ class NewtonEuler final : public Algorithm {
 
 LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Algorithm>(
-      "newton-euler", "1.0.0", "forward dynamics of free rigid bodies (Newton-Euler, absolute coordinates)",
+      "newton-euler", "2.0.0",
+      "forward dynamics in absolute coordinates: every body on the group, joints as constraints (index-1)",
       [](const liembs::ConfigTable&) { return std::make_unique<NewtonEuler>(); });
 }

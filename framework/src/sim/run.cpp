@@ -1,5 +1,6 @@
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/run.hpp>
 
@@ -73,17 +74,17 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
     run.group_name = "SE3";  // evaluations take base poses and body twists directly
     run.group = registry.create<Group>(run.group_name, no_options->root());
   }
-  if (auto section = root.optional_table("representation")) {
-    run.representation = create_from_section<Representation>(registry, *section, run.representation_name);
-  } else if (!run.model->joints.empty()) {
-    run.representation_name = "body-fixed";  // the default for trees
-    run.representation = registry.create<Representation>(run.representation_name, no_options->root());
-  }
   if (auto section = root.optional_table("algorithm")) {
     run.algorithm = create_from_section<Algorithm>(registry, *section, run.algorithm_name);
   } else {
     run.algorithm_name = run.model->joints.empty() ? "newton-euler" : "aba";
     run.algorithm = registry.create<Algorithm>(run.algorithm_name, no_options->root());
+  }
+  if (auto section = root.optional_table("representation")) {
+    run.representation = create_from_section<Representation>(registry, *section, run.representation_name);
+  } else if (!run.model->joints.empty() && run.algorithm->uses_representation()) {
+    run.representation_name = "body-fixed";  // the default for trees
+    run.representation = registry.create<Representation>(run.representation_name, no_options->root());
   }
   if (simulate || root.contains("integrator"))
     run.integrator = create_from_section<Integrator>(registry, root.table("integrator"), run.integrator_name);
@@ -139,7 +140,7 @@ std::string json_number(double x) {
   return out.str();
 }
 
-void write_csv_header(std::ostream& out, const Model& model) {
+void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints) {
   out << "time";
   for (const auto& body : model.bodies) {
     for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
@@ -147,11 +148,16 @@ void write_csv_header(std::ostream& out, const Model& model) {
   }
   out << ",kinetic_energy,potential_energy,total_energy"
          ",angular_momentum_x,angular_momentum_y,angular_momentum_z"
-         ",linear_momentum_x,linear_momentum_y,linear_momentum_z,orthogonality_error\n";
+         ",linear_momentum_x,linear_momentum_y,linear_momentum_z,orthogonality_error";
+  if (constraints) {
+    for (const auto& block : constraints->blocks()) out << ",violation." << block.name;
+    for (const auto& block : constraints->blocks()) out << ",velocity_violation." << block.name;
+  }
+  out << '\n';
 }
 
 void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
-                   const Invariants& invariants) {
+                   const Invariants& invariants, const std::vector<double>& violations) {
   out << time;
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const Pose& pose = poses[i];
@@ -167,7 +173,18 @@ void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& pose
   const auto& p = invariants.linear_momentum;
   out << ',' << invariants.kinetic_energy << ',' << invariants.potential_energy << ','
       << invariants.total_energy() << ',' << L.x() << ',' << L.y() << ',' << L.z() << ',' << p.x() << ','
-      << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error << '\n';
+      << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error;
+  for (const double v : violations) out << ',' << v;
+  out << '\n';
+}
+
+// Per-joint ||g|| and ||J V|| at a state, in this order.
+std::vector<double> constraint_violations(ConstrainedSystem& constraints, const State& state, DaeTerms& terms) {
+  constraints.evaluate(state, terms, dae::position_terms);
+  std::vector<double> values = block_norms(constraints.blocks(), terms.residual);
+  const Eigen::VectorXd rates = terms.jacobian * state.velocities;
+  for (const double v : block_norms(constraints.blocks(), rates)) values.push_back(v);
+  return values;
 }
 
 // Names the first body whose motion is not finite, for the error message.
@@ -188,6 +205,23 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   ForwardDynamics& dynamics = *run.dynamics;
   StateSpace space(*run.group, dynamics.free_bodies(), dynamics.joint_coordinates());
   State state = dynamics.initial_state();
+  ConstrainedSystem* constraints = dynamics.constraints();
+  RunSummary summary;
+  DaeTerms constraint_terms;
+  std::vector<double> violations;
+  if (constraints) {
+    // Consistent initial conditions: the configuration onto g = 0, the velocities onto J V = 0.
+    try {
+      summary.initial_projection_iterations = project_onto_constraints(space, *constraints, state);
+    } catch (const SimulationError& error) {
+      throw SimulationError(std::string("the initial state cannot be made consistent with the joints: ") + error.what());
+    }
+    for (const auto& block : constraints->blocks()) summary.constraint_names.push_back(block.name);
+    violations = constraint_violations(*constraints, state, constraint_terms);
+    const auto count = constraints->blocks().size();
+    summary.constraint_violation_max.assign(violations.begin(), violations.begin() + static_cast<long>(count));
+    summary.velocity_violation_max.assign(violations.begin() + static_cast<long>(count), violations.end());
+  }
   std::vector<Pose> poses;
   std::vector<Vec6> twists;
   auto invariants_at = [&](const State& x) {
@@ -203,17 +237,16 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     if (run.write_trajectory) {
       trajectory = std::make_unique<AtomicFile>(*output.directory / "trajectory.csv");
       trajectory->stream() << std::setprecision(17);
-      write_csv_header(trajectory->stream(), model);
+      write_csv_header(trajectory->stream(), model, constraints);
     }
     summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
   }
 
   const Invariants initial = invariants_at(state);
-  if (trajectory) write_csv_row(trajectory->stream(), state.time, poses, twists, initial);
+  if (trajectory) write_csv_row(trajectory->stream(), state.time, poses, twists, initial, violations);
   const double energy_scale = std::max({std::abs(initial.total_energy()), initial.kinetic_energy, 1e-300});
   const double momentum_scale = std::max(initial.angular_momentum.norm(), 1e-300);
 
-  RunSummary summary;
   summary.energy_initial = initial.total_energy();
   summary.orthogonality_error_max = initial.orthogonality_error;
 
@@ -241,8 +274,16 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     summary.angular_momentum_drift_max = std::max(
         summary.angular_momentum_drift_max, (now.angular_momentum - initial.angular_momentum).norm() / momentum_scale);
     summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
+    if (constraints) {
+      violations = constraint_violations(*constraints, state, constraint_terms);
+      const std::size_t count = summary.constraint_names.size();
+      for (std::size_t i = 0; i < count; ++i) {
+        summary.constraint_violation_max[i] = std::max(summary.constraint_violation_max[i], violations[i]);
+        summary.velocity_violation_max[i] = std::max(summary.velocity_violation_max[i], violations[count + i]);
+      }
+    }
     if (trajectory && (k % run.settings.output_every == 0 || k == steps))
-      write_csv_row(trajectory->stream(), state.time, poses, twists, now);
+      write_csv_row(trajectory->stream(), state.time, poses, twists, now, violations);
     if (k == steps) summary.energy_final = now.total_energy();
 
     if (show_progress && (k & 63) == 0) {
@@ -283,8 +324,23 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
         << "  \"energy_final\": " << json_number(summary.energy_final) << ",\n"
         << "  \"energy_drift_max_relative\": " << json_number(summary.energy_drift_max) << ",\n"
         << "  \"angular_momentum_drift_max_relative\": " << json_number(summary.angular_momentum_drift_max) << ",\n"
-        << "  \"orthogonality_error_max\": " << json_number(summary.orthogonality_error_max) << "\n"
-        << "}\n";
+        << "  \"orthogonality_error_max\": " << json_number(summary.orthogonality_error_max) << ",\n";
+    auto write_per_joint = [&](const char* key, const std::vector<double>& values) {
+      out << "  " << json_string(key) << ": {";
+      for (std::size_t i = 0; i < values.size(); ++i)
+        out << (i ? ", " : "") << json_string(summary.constraint_names[i]) << ": " << json_number(values[i]);
+      out << "},\n";
+    };
+    if (constraints) {
+      out << "  \"initial_projection_iterations\": " << summary.initial_projection_iterations << ",\n";
+      write_per_joint("constraint_violation_max", summary.constraint_violation_max);
+      write_per_joint("velocity_violation_max", summary.velocity_violation_max);
+    }
+    out << "  \"integrator_statistics\": {";
+    const auto statistics = run.integrator->statistics();
+    for (std::size_t i = 0; i < statistics.size(); ++i)
+      out << (i ? ", " : "") << json_string(statistics[i].first) << ": " << json_number(statistics[i].second);
+    out << "}\n}\n";
     if (trajectory) trajectory->commit();
     summary_file->commit();
   }

@@ -60,6 +60,10 @@ class Algorithm : public Component {
  public:
   static constexpr Kind kind = Kind::algorithm;
 
+  // Whether the algorithm works in a twist representation (tree algorithms); when true and
+  // the run names none, the run uses the default 'body-fixed'.
+  virtual bool uses_representation() const { return true; }
+
   // Binds the algorithm for batch evaluation; the default says it has none.
   virtual std::unique_ptr<BatchEvaluator> bind_evaluator(const DynamicsContext& context) const;
 

@@ -1,0 +1,64 @@
+#pragma once
+// Joints as holonomic constraints between two bodies: every joint of a model in absolute
+// coordinates (paper 002 section 3, paper 004 section 2), and the cut joints that close the
+// loops of a tree in relative coordinates. Each joint is assembled from three primitives on
+// points p and directions s fixed in the bodies a (parent, or the world) and b (child)
+// (the geometric constraints CD, DP1 and D of paper 004):
+//   point:     x_b(p_b) - x_a(p_a) = 0                       (3 rows)   x(p) = r + R p
+//   dot:       (R_a s_a) . (R_b s_b) - c = 0                 (1 row)    DP1
+//   distance:  (x_b(p_b) - x_a(p_a)) . (R_a s_a) = 0         (1 row)    D
+// spherical = point; revolute = point + 2 dot (axis kept aligned); universal = point + 1 dot;
+// cylindrical = 2 dot + 2 distance; prismatic = 3 dot (orientation kept) + 2 distance;
+// planar = 2 dot (normal kept) + 1 distance; fixed = point + 3 dot. The data come from the
+// joint's world screws and the bodies' reference poses at q = 0, so the rows vanish in the
+// reference configuration and along every motion of the joint. Helical joints have no
+// holonomic form in these primitives and are refused.
+//
+// Rows are functions of the bodies' poses; the Jacobian is taken with respect to their
+// body-fixed twists (omega, R^T r'), with 6 columns per model body (body k at 6k), and the
+// acceleration-level constraint is J V' = eta. J and eta come from the same attachment data
+// (the pitfall of 002's note, check H6).
+#include <liembs/lie/types.hpp>
+#include <liembs/model/model.hpp>
+#include <liembs/sim/constrained_system.hpp>
+
+#include <vector>
+
+namespace liembs {
+
+class JointConstraintSet {
+ public:
+  // Constraints of the given model joints; throws ModelError naming a joint that cannot be
+  // written as a constraint.
+  JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints);
+
+  Eigen::Index rows() const { return rows_; }
+  const std::vector<ConstraintBlock>& blocks() const { return blocks_; }
+
+  // poses/twists: one per model body (twists body-fixed). Null outputs are not computed.
+  // jacobian: rows() x 6 * bodies.
+  void evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, Eigen::VectorXd* residual,
+                Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const;
+
+ private:
+  enum class Kind { point, dot, distance };
+  struct Row {
+    Kind kind;
+    std::size_t a, b;  // body indices (Joint::world for the ground)
+    Vec3 point_a = Vec3::Zero(), point_b = Vec3::Zero();
+    Vec3 direction_a = Vec3::Zero(), direction_b = Vec3::Zero();
+    double value = 0.0;  // c of a dot row
+  };
+  std::vector<Row> rows_of_;  // one entry per primitive (a point primitive has 3 rows)
+  std::vector<ConstraintBlock> blocks_;
+  Eigen::Index rows_ = 0;
+  std::size_t bodies_ = 0;
+};
+
+// Poses and body-fixed twists of every body at t = 0 in absolute coordinates: free bodies
+// from their reference pose and initial velocity, bodies moved by a spanning-tree joint
+// from the joints' initial positions and rates (product of exponentials of the world screws:
+// C_child = C_parent A_parent^-1 exp(Y_1 q_1) ... exp(Y_k q_k) A_child).
+void initial_body_motion(const Model& model, std::vector<Pose>& poses, std::vector<Vec6>& twists);
+
+}  // namespace liembs

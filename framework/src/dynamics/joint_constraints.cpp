@@ -1,0 +1,262 @@
+#include <liembs/dynamics/joint_constraints.hpp>
+#include <liembs/error.hpp>
+#include <liembs/lie/se3.hpp>
+#include <liembs/lie/so3.hpp>
+#include <liembs/model/topology.hpp>
+
+#include <Eigen/Cholesky>
+
+namespace liembs {
+
+namespace {
+
+// Two unit vectors completing the unit vector e to a right-handed orthonormal frame.
+std::pair<Vec3, Vec3> perpendicular_pair(const Vec3& e) {
+  Eigen::Index smallest;
+  e.cwiseAbs().minCoeff(&smallest);
+  const Vec3 first = e.cross(Vec3::Unit(smallest)).normalized();
+  return {first, e.cross(first)};
+}
+
+// The point of a joint's rotation axes: for one axis, the child origin's foot on it; for
+// several (universal, spherical), their least-squares intersection.
+Vec3 rotation_centre(const Joint& joint, const Vec3& child_origin) {
+  Mat3 normal_sum = Mat3::Zero();
+  Vec3 rhs = Vec3::Zero();
+  int axes = 0;
+  Vec3 single_foot = child_origin;
+  for (const Vec6& screw : joint.screws) {
+    const double norm = screw.head<3>().norm();
+    if (norm == 0.0) continue;
+    const Vec3 e = screw.head<3>() / norm;
+    const Vec3 foot = e.cross(screw.tail<3>()) / norm;  // point of the axis closest to the origin
+    const Mat3 projector = Mat3::Identity() - e * e.transpose();
+    normal_sum += projector;
+    rhs += projector * foot;
+    single_foot = foot + e * e.dot(child_origin - foot);
+    ++axes;
+  }
+  if (axes <= 1) return single_foot;
+  return normal_sum.ldlt().solve(rhs);
+}
+
+struct BodyMotion {
+  Mat3 R = Mat3::Identity();
+  Vec3 r = Vec3::Zero(), omega = Vec3::Zero(), v = Vec3::Zero();  // v = R^T r'
+  bool moves = false;                                              // false for the ground
+};
+
+BodyMotion motion_of(std::size_t body, const std::vector<Pose>& poses, const std::vector<Vec6>& twists) {
+  BodyMotion m;
+  if (body == Joint::world) return m;
+  m.R = poses[body].R;
+  m.r = poses[body].r;
+  m.omega = twists[body].head<3>();
+  m.v = twists[body].tail<3>();
+  m.moves = true;
+  return m;
+}
+
+// Quantities of a point p and a direction s fixed in a body (world frame):
+//   x = r + R p,  x' = R (v + omega x p),  x'' = R (v' + omega' x p) + R (omega x v + omega x (omega x p))
+//   w = R s,      w' = R (omega x s),      w'' = R (omega' x s) + R (omega x (omega x s))
+// "bias" is the part of the second derivative without body accelerations.
+Vec3 point_position(const BodyMotion& m, const Vec3& p) { return m.r + m.R * p; }
+Vec3 point_velocity(const BodyMotion& m, const Vec3& p) { return m.R * (m.v + m.omega.cross(p)); }
+Vec3 point_bias(const BodyMotion& m, const Vec3& p) {
+  return m.R * (m.omega.cross(m.v) + m.omega.cross(m.omega.cross(p)));
+}
+Vec3 direction_rate(const BodyMotion& m, const Vec3& s) { return m.R * m.omega.cross(s); }
+Vec3 direction_bias(const BodyMotion& m, const Vec3& s) { return m.R * m.omega.cross(m.omega.cross(s)); }
+
+}  // namespace
+
+JointConstraintSet::JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints)
+    : bodies_(model.bodies.size()) {
+  for (const std::size_t j : joints) {
+    const Joint& joint = model.joints[j];
+    const Pose parent_reference = joint.parent == Joint::world ? Pose{} : model.bodies[joint.parent].reference_pose;
+    const Pose& child_reference = model.bodies[joint.child].reference_pose;
+    auto in_a = [&](const Vec3& world_point) { return Vec3(parent_reference.R.transpose() * (world_point - parent_reference.r)); };
+    auto in_b = [&](const Vec3& world_point) { return Vec3(child_reference.R.transpose() * (world_point - child_reference.r)); };
+    auto dir_a = [&](const Vec3& world_direction) { return Vec3(parent_reference.R.transpose() * world_direction); };
+    auto dir_b = [&](const Vec3& world_direction) { return Vec3(child_reference.R.transpose() * world_direction); };
+
+    const std::size_t first = rows_of_.size();
+    auto point = [&](const Vec3& y) {
+      rows_of_.push_back({Kind::point, joint.parent, joint.child, in_a(y), in_b(y), {}, {}, 0.0});
+    };
+    auto dot = [&](const Vec3& e_a, const Vec3& e_b) {  // keep the angle between two world directions
+      rows_of_.push_back({Kind::dot, joint.parent, joint.child, {}, {}, dir_a(e_a), dir_b(e_b), e_a.dot(e_b)});
+    };
+    auto distance = [&](const Vec3& y, const Vec3& e_a) {  // no relative translation along e_a
+      rows_of_.push_back({Kind::distance, joint.parent, joint.child, in_a(y), in_b(y), dir_a(e_a), {}, 0.0});
+    };
+    auto keep_axis = [&](const Vec3& e) {  // the axis fixed in a stays parallel to the axis fixed in b
+      const auto [u1, u2] = perpendicular_pair(e);
+      dot(e, u1);
+      dot(e, u2);
+    };
+    auto keep_orientation = [&] {
+      const Vec3 x = Vec3::UnitX(), y = Vec3::UnitY(), z = Vec3::UnitZ();
+      dot(x, y);
+      dot(y, z);
+      dot(z, x);
+    };
+    auto axis = [&](std::size_t k, bool angular) {
+      const Vec3 part = angular ? Vec3(joint.screws[k].head<3>()) : Vec3(joint.screws[k].tail<3>());
+      return Vec3(part.normalized());
+    };
+    const Vec3 child_origin = child_reference.r;
+
+    switch (joint.type) {
+      case JointType::spherical: point(rotation_centre(joint, child_origin)); break;
+      case JointType::revolute:
+        point(rotation_centre(joint, child_origin));
+        keep_axis(axis(0, true));
+        break;
+      case JointType::universal:
+        point(rotation_centre(joint, child_origin));
+        dot(axis(0, true), axis(1, true));
+        break;
+      case JointType::cylindrical: {
+        const Vec3 e = axis(0, true);
+        const Vec3 y = rotation_centre(joint, child_origin);
+        keep_axis(e);
+        const auto [u1, u2] = perpendicular_pair(e);
+        distance(y, u1);
+        distance(y, u2);
+        break;
+      }
+      case JointType::prismatic: {
+        keep_orientation();
+        const auto [u1, u2] = perpendicular_pair(axis(0, false));
+        distance(child_origin, u1);
+        distance(child_origin, u2);
+        break;
+      }
+      case JointType::planar: {
+        const Vec3 n = axis(2, true);  // the revolute about the normal
+        keep_axis(n);
+        distance(child_origin, n);
+        break;
+      }
+      case JointType::fixed:
+        point(child_origin);
+        keep_orientation();
+        break;
+      case JointType::helical:
+        throw ModelError("joint '" + joint.name +
+                         "' is helical, which cannot be written as a holonomic constraint of points and "
+                         "directions; make it a tree joint (relative coordinates) or split it");
+    }
+    Eigen::Index rows = 0;
+    for (std::size_t k = first; k < rows_of_.size(); ++k) rows += rows_of_[k].kind == Kind::point ? 3 : 1;
+    blocks_.push_back({joint.name, rows_, rows});
+    rows_ += rows;
+  }
+}
+
+void JointConstraintSet::evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+                                  Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian,
+                                  Eigen::VectorXd* acceleration_rhs) const {
+  if (residual) residual->resize(rows_);
+  if (jacobian) jacobian->setZero(rows_, static_cast<Eigen::Index>(6 * bodies_));
+  if (acceleration_rhs) acceleration_rhs->resize(rows_);
+
+  // Adds sign * (angular, linear) Jacobian blocks of body k to the rows at `row`.
+  auto add_columns = [&](std::size_t body, Eigen::Index row, const auto& angular, const auto& linear, double sign) {
+    if (!jacobian || body == Joint::world) return;
+    const auto column = static_cast<Eigen::Index>(6 * body);
+    jacobian->block(row, column, angular.rows(), 3) += sign * angular;
+    jacobian->block(row, column + 3, linear.rows(), 3) += sign * linear;
+  };
+
+  Eigen::Index row = 0;
+  for (const Row& c : rows_of_) {
+    const BodyMotion a = motion_of(c.a, poses, twists), b = motion_of(c.b, poses, twists);
+    switch (c.kind) {
+      case Kind::point: {
+        if (residual) residual->segment<3>(row) = point_position(b, c.point_b) - point_position(a, c.point_a);
+        // x' = R v - R p~ omega
+        add_columns(c.b, row, Mat3(-b.R * so3::hat(c.point_b)), b.R, 1.0);
+        add_columns(c.a, row, Mat3(-a.R * so3::hat(c.point_a)), a.R, -1.0);
+        if (acceleration_rhs)
+          acceleration_rhs->segment<3>(row) = -(point_bias(b, c.point_b) - point_bias(a, c.point_a));
+        row += 3;
+        break;
+      }
+      case Kind::dot: {
+        const Vec3 wa = a.R * c.direction_a, wb = b.R * c.direction_b;
+        if (residual) (*residual)(row) = wa.dot(wb) - c.value;
+        // d/dt (wa . wb) = omega_a . (s_a x R_a^T wb) + omega_b . (s_b x R_b^T wa)
+        add_columns(c.a, row, Eigen::RowVector3d(c.direction_a.cross(a.R.transpose() * wb).transpose()),
+                    Eigen::RowVector3d::Zero(), 1.0);
+        add_columns(c.b, row, Eigen::RowVector3d(c.direction_b.cross(b.R.transpose() * wa).transpose()),
+                    Eigen::RowVector3d::Zero(), 1.0);
+        if (acceleration_rhs)
+          (*acceleration_rhs)(row) = -(wb.dot(direction_bias(a, c.direction_a)) + wa.dot(direction_bias(b, c.direction_b)) +
+                                       2.0 * direction_rate(a, c.direction_a).dot(direction_rate(b, c.direction_b)));
+        row += 1;
+        break;
+      }
+      case Kind::distance: {
+        const Vec3 d = point_position(b, c.point_b) - point_position(a, c.point_a);
+        const Vec3 wa = a.R * c.direction_a;
+        if (residual) (*residual)(row) = d.dot(wa);
+        // d/dt (d . wa) = wa . (x_b' - x_a') + omega_a . (s_a x R_a^T d)
+        const Eigen::RowVector3d wa_t = wa.transpose();
+        add_columns(c.b, row, Eigen::RowVector3d(-wa_t * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(wa_t * b.R), 1.0);
+        add_columns(c.a, row, Eigen::RowVector3d(-wa_t * a.R * so3::hat(c.point_a)), Eigen::RowVector3d(wa_t * a.R), -1.0);
+        add_columns(c.a, row, Eigen::RowVector3d(c.direction_a.cross(a.R.transpose() * d).transpose()),
+                    Eigen::RowVector3d::Zero(), 1.0);
+        if (acceleration_rhs) {
+          const Vec3 d_rate = point_velocity(b, c.point_b) - point_velocity(a, c.point_a);
+          (*acceleration_rhs)(row) = -((point_bias(b, c.point_b) - point_bias(a, c.point_a)).dot(wa) +
+                                       2.0 * d_rate.dot(direction_rate(a, c.direction_a)) +
+                                       d.dot(direction_bias(a, c.direction_a)));
+        }
+        row += 1;
+        break;
+      }
+    }
+  }
+}
+
+void initial_body_motion(const Model& model, std::vector<Pose>& poses, std::vector<Vec6>& twists) {
+  const Topology topology = analyze_topology(model);
+  const std::size_t n = model.bodies.size();
+  poses.assign(n, Pose{});
+  twists.assign(n, Vec6::Zero());
+  std::vector<Vec6> spatial_twists(n, Vec6::Zero());
+  for (const std::size_t b : topology.free_bodies) {
+    const RigidBody& body = model.bodies[b];
+    poses[b] = body.reference_pose;
+    twists[b] << body.initial_angular_velocity, body.reference_pose.R.transpose() * body.initial_linear_velocity;
+    spatial_twists[b] = se3::Ad(poses[b]) * twists[b];
+  }
+  for (const std::size_t j : topology.tree_joints) {
+    const Joint& joint = model.joints[j];
+    // G = C_parent A_parent^-1 maps the reference configuration of the parent to its pose.
+    Pose G;
+    Vec6 parent_twist = Vec6::Zero();
+    if (joint.parent != Joint::world) {
+      G = se3::compose(poses[joint.parent], se3::inverse(model.bodies[joint.parent].reference_pose));
+      parent_twist = spatial_twists[joint.parent];
+    }
+    // P = exp(Y_1 q_1) ... exp(Y_k q_k);  P' P^-1 = sum_k Ad_{P_<k} Y_k q'_k
+    Pose P;
+    Vec6 joint_twist = Vec6::Zero();
+    for (std::size_t k = 0; k < joint.dof(); ++k) {
+      const auto index = static_cast<Eigen::Index>(k);
+      joint_twist += se3::Ad(P) * joint.screws[k] * joint.initial_velocity(index);
+      P = se3::compose(P, se3::exp(joint.screws[k] * joint.initial_position(index)));
+    }
+    const std::size_t c = joint.child;
+    poses[c] = se3::compose(G, se3::compose(P, model.bodies[c].reference_pose));
+    spatial_twists[c] = parent_twist + se3::Ad(G) * joint_twist;
+    twists[c] = se3::Ad_inverse(poses[c]) * spatial_twists[c];
+  }
+}
+
+}  // namespace liembs
