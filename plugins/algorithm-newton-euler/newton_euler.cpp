@@ -11,7 +11,7 @@
 // linearly, V_b = T(q) V (T = 1 on SE3; T = diag(1, R^T) on SO3xR3), so in them
 //   M = T^T M_b T,  Q = T^T (Q_b - M_b T' V),  J = J_b T,  eta = eta_b - J_b T' V,
 // which is the hybrid form of 002 eqs. 41-42 on SO3xR3. T and T' V come from the group
-// plugin (to_body_twists, rates_from_body_twist_rates), so any group works.
+// plugin (group_velocity_map), so any group works.
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
@@ -47,6 +47,11 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     body_forces_.resize(n);
     poses_.resize(model_->bodies.size());
     twist_list_.resize(model_->bodies.size());
+    // Structurally redundant rows (closed planar loops) are found once, at the initial state.
+    if (joints_.rows() > 0) {
+      evaluate(initial_state(), terms_, dae::jacobian);
+      joints_.select_rows(independent_rows(terms_.jacobian));
+    }
   }
 
   // --- ForwardDynamics ---
@@ -94,13 +99,14 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   // --- ConstrainedSystem ---
   Eigen::Index constraint_count() const override { return joints_.rows(); }
   const std::vector<ConstraintBlock>& blocks() const override { return joints_.blocks(); }
+  std::vector<std::string> redundant_constraints() const override { return joints_.dropped_rows(); }
 
   void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
     const std::size_t n = model_->bodies.size();
     const auto dimension = static_cast<Eigen::Index>(6 * n);
     body_twists_and_forces(state);
     const bool needs_velocity_map = (what & (dae::mass | dae::forces | dae::jacobian | dae::acceleration_rhs)) != 0;
-    if (needs_velocity_map) velocity_map(state);
+    if (needs_velocity_map) group_velocity_map(group_, state.poses, twists_, velocity_map_, map_rate_times_velocity_);
 
     for (std::size_t i = 0; i < n; ++i) {
       poses_[i] = state.poses[i];
@@ -159,36 +165,11 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     }
   }
 
-  // T_i (V_b = T V) column by column through the group plugin, and T' V = -T r0 with r0 the
-  // group's velocity rates at zero body-twist rates. Seven virtual calls for all bodies.
-  void velocity_map(const State& state) {
-    const std::size_t n = model_->bodies.size();
-    const auto dimension = static_cast<Eigen::Index>(6 * n);
-    velocity_map_.resize(n);
-    unit_.setZero(dimension);
-    column_.resize(dimension);
-    for (int k = 0; k < 6; ++k) {
-      for (std::size_t i = 0; i < n; ++i) unit_(static_cast<Eigen::Index>(6 * i + k)) = 1.0;
-      group_.to_body_twists(state.poses, unit_.data(), column_.data());
-      for (std::size_t i = 0; i < n; ++i) {
-        velocity_map_[i].col(k) = column_.segment<6>(static_cast<Eigen::Index>(6 * i));
-        unit_(static_cast<Eigen::Index>(6 * i + k)) = 0.0;
-      }
-    }
-    unit_.setZero();
-    group_.rates_from_body_twist_rates(state.poses, twists_.data(), unit_.data(), column_.data());
-    map_rate_times_velocity_.resize(dimension);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto o = static_cast<Eigen::Index>(6 * i);
-      map_rate_times_velocity_.segment<6>(o) = -velocity_map_[i] * column_.segment<6>(o);
-    }
-  }
-
   std::shared_ptr<const Model> model_;
   const Group& group_;
   JointConstraintSet joints_;
   std::vector<Mat6> inertia_, inertia_inverse_, velocity_map_;
-  Eigen::VectorXd twists_, twist_rates_, body_forces_, unit_, column_, map_rate_times_velocity_;
+  Eigen::VectorXd twists_, twist_rates_, body_forces_, map_rate_times_velocity_;
   Eigen::MatrixXd body_jacobian_;
   std::vector<Pose> poses_;
   std::vector<Vec6> twist_list_;

@@ -4,10 +4,16 @@
 // inverse dynamics ("rnea"), the mass matrix ("crba"), the Coriolis matrix ("coriolis") and
 // gravity forces ("gravity") for `liembs eval`. A floating base moves on the run's group;
 // its velocity coordinates are converted to and from the body twist the algorithms use.
+// Joints that close loops are cut (the topology names them) and become loop-closure
+// constraints on the tree (liembs/dynamics/joint_constraints.hpp): the run then solves
+// the index-1 system with M from CRBA and Q from RNEA at zero acceleration, whichever of
+// aba and crba-cholesky was chosen, since M itself is needed.
+#include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/error.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
+#include <liembs/sim/constrained_system.hpp>
 
 #include <Eigen/Geometry>
 
@@ -15,19 +21,30 @@ namespace {
 
 using namespace liembs;
 
-class TreeForwardDynamics final : public ForwardDynamics {
+class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSystem {
  public:
   TreeForwardDynamics(std::shared_ptr<const Model> model, const Group& group, const Representation& representation,
                       bool articulated_body)
       : model_(std::move(model)),
         group_(group),
-        tree_(std::make_shared<const KinematicTree>(compile_tree(*model_))),
+        tree_(std::make_shared<const KinematicTree>(compile_tree(*model_, true))),
         dynamics_(representation.bind_tree(tree_)),
         articulated_body_(articulated_body) {
     force_.setZero(tree_->velocity_dimension());
+    if (!tree_->cut_joints.empty()) {
+      loops_ = std::make_unique<JointConstraintSet>(*model_, tree_->cut_joints);
+      // Closed planar loops have structurally redundant rows: keep an independent set.
+      evaluate(initial_state(), terms_, dae::jacobian);
+      loops_->select_rows(independent_rows(terms_.jacobian));
+    }
   }
 
   void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
+    if (loops_) {
+      evaluate(state, terms_, dae::mass | dae::forces | dae::jacobian | dae::acceleration_rhs);
+      solve_index1(terms_, rates);
+      return;
+    }
     to_tree_state(state);
     if (articulated_body_) dynamics_->forward_dynamics(tree_state_, force_, acceleration_);
     else dynamics_->forward_dynamics_cholesky(tree_state_, force_, acceleration_);
@@ -68,7 +85,75 @@ class TreeForwardDynamics final : public ForwardDynamics {
     twists = kinematics_.twists;
   }
 
+  ConstrainedSystem* constraints() override { return loops_ ? this : nullptr; }
+
+  // --- ConstrainedSystem: loop closures, in the generalized velocities u = (base twist, q')
+  // mapped to the run's velocity coordinates (the base on its group). ---
+  Eigen::Index constraint_count() const override { return loops_ ? loops_->rows() : 0; }
+  const std::vector<ConstraintBlock>& blocks() const override { return loops_->blocks(); }
+  std::vector<std::string> redundant_constraints() const override { return loops_->dropped_rows(); }
+
+  void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
+    to_tree_state(state);
+    const int nv = tree_->velocity_dimension();
+    const Eigen::VectorXd u = generalized_velocity();
+    zero_.setZero(nv);
+    dynamics_->body_kinematics(tree_state_, zero_, kinematics_);
+    const bool needs_jacobian = (what & (dae::jacobian | dae::acceleration_rhs)) != 0;
+    loops_->evaluate(kinematics_.poses, kinematics_.twists, (what & dae::residual) ? &terms.residual : nullptr,
+                     needs_jacobian ? &body_jacobian_ : nullptr,
+                     (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr);
+    if (needs_jacobian) {
+      // J_u = sum_b J_c,b J_b,  eta_u = eta_b - sum_b J_c,b J_b' u   (body twist V_b = J_b u)
+      dynamics_->body_jacobians(tree_state_, jacobians_, (what & dae::acceleration_rhs) ? &jacobian_rates_ : nullptr);
+      jacobian_u_.setZero(loops_->rows(), nv);
+      for (std::size_t b = 0; b < jacobians_.size(); ++b) {
+        const auto block = body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * b));
+        if (block.isZero(0.0)) continue;
+        jacobian_u_.noalias() += block * jacobians_[b];
+        if (what & dae::acceleration_rhs) terms.acceleration_rhs.noalias() -= block * (jacobian_rates_[b] * u);
+      }
+    }
+    if (what & dae::mass) dynamics_->mass_matrix(tree_state_, terms.mass);
+    if (what & dae::forces) {
+      dynamics_->inverse_dynamics(tree_state_, zero_, force_bias_);
+      terms.forces = -force_bias_;  // Q = -(C u + gravity and load terms)
+    }
+    if (what & dae::jacobian) terms.jacobian = jacobian_u_;
+    if (tree_->floating_base) to_group_coordinates(state, terms, what);
+  }
+
  private:
+  Eigen::VectorXd generalized_velocity() const {
+    Eigen::VectorXd u(tree_->velocity_dimension());
+    if (tree_->floating_base) u << tree_state_.base_twist, tree_state_.qd;
+    else u = tree_state_.qd;
+    return u;
+  }
+
+  // The base's group velocity V relates to its body twist by u_base = T V_base:
+  //   M = T^T M_u T,  Q = T^T (Q_u - M_u T' V),  J = J_u T,  eta = eta_u - J_u T' V.
+  void to_group_coordinates(const State& state, DaeTerms& terms, unsigned what) {
+    const Eigen::VectorXd base_twist = tree_state_.base_twist;
+    group_velocity_map(group_, std::span<const Pose>(state.poses.data(), 1), base_twist, base_map_, base_map_rate_);
+    const Mat6& T = base_map_.front();
+    const auto nv = static_cast<Eigen::Index>(tree_->velocity_dimension());
+    Eigen::VectorXd map_rate = Eigen::VectorXd::Zero(nv);
+    map_rate.head<6>() = base_map_rate_;
+    if (what & dae::forces) {
+      const Eigen::MatrixXd& mass = (what & dae::mass) ? terms.mass : mass_scratch_;
+      if (!(what & dae::mass)) dynamics_->mass_matrix(tree_state_, mass_scratch_);
+      terms.forces -= mass * map_rate;
+      terms.forces.head<6>() = T.transpose() * terms.forces.head<6>();
+    }
+    if (what & dae::mass) {
+      terms.mass.leftCols<6>() = terms.mass.leftCols<6>() * T;
+      terms.mass.topRows<6>() = T.transpose() * terms.mass.topRows<6>();
+    }
+    if (what & dae::acceleration_rhs) terms.acceleration_rhs -= jacobian_u_ * map_rate;
+    if (what & dae::jacobian) terms.jacobian.leftCols<6>() = jacobian_u_.leftCols<6>() * T;
+  }
+
   void to_tree_state(const State& state) {
     const int n = tree_->dof();
     if (tree_->floating_base) {
@@ -85,8 +170,13 @@ class TreeForwardDynamics final : public ForwardDynamics {
   std::unique_ptr<TreeDynamics> dynamics_;
   bool articulated_body_;
   TreeState tree_state_;
-  Eigen::VectorXd force_, acceleration_, zero_;
+  Eigen::VectorXd force_, acceleration_, zero_, force_bias_, base_map_rate_;
   BodyKinematics kinematics_;
+  std::unique_ptr<JointConstraintSet> loops_;
+  DaeTerms terms_;
+  Eigen::MatrixXd body_jacobian_, jacobian_u_, mass_scratch_;
+  std::vector<Matrix6X> jacobians_, jacobian_rates_;
+  std::vector<Mat6> base_map_;
 };
 
 // What a tree algorithm computes, for runs and for `liembs eval`.

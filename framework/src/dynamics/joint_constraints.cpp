@@ -157,9 +157,54 @@ JointConstraintSet::JointConstraintSet(const Model& model, const std::vector<std
   }
 }
 
+void JointConstraintSet::select_rows(std::vector<Eigen::Index> rows) {
+  selected_ = std::move(rows);
+  selected_blocks_.clear();
+  Eigen::Index next = 0;
+  for (const auto& block : blocks_) {
+    ConstraintBlock kept{block.name, next, 0};
+    for (const Eigen::Index row : selected_)
+      if (row >= block.first && row < block.first + block.rows) ++kept.rows;
+    next += kept.rows;
+    selected_blocks_.push_back(kept);
+  }
+  if (static_cast<Eigen::Index>(selected_.size()) == rows_) selected_.clear();  // all kept
+}
+
+std::vector<std::string> JointConstraintSet::dropped_rows() const {
+  std::vector<std::string> notes;
+  if (selected_.empty()) return notes;
+  for (std::size_t k = 0; k < blocks_.size(); ++k)
+    if (selected_blocks_[k].rows < blocks_[k].rows)
+      notes.push_back("joint '" + blocks_[k].name + "': " + std::to_string(blocks_[k].rows - selected_blocks_[k].rows) +
+                      " of " + std::to_string(blocks_[k].rows) + " rows redundant");
+  return notes;
+}
+
 void JointConstraintSet::evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
                                   Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian,
                                   Eigen::VectorXd* acceleration_rhs) const {
+  if (!selected_.empty()) {
+    evaluate_all(poses, twists, residual ? &full_residual_ : nullptr, jacobian ? &full_jacobian_ : nullptr,
+                 acceleration_rhs ? &full_rhs_ : nullptr);
+    const auto n = static_cast<Eigen::Index>(selected_.size());
+    if (residual) residual->resize(n);
+    if (jacobian) jacobian->resize(n, full_jacobian_.cols());
+    if (acceleration_rhs) acceleration_rhs->resize(n);
+    for (Eigen::Index k = 0; k < n; ++k) {
+      const Eigen::Index row = selected_[static_cast<std::size_t>(k)];
+      if (residual) (*residual)(k) = full_residual_(row);
+      if (jacobian) jacobian->row(k) = full_jacobian_.row(row);
+      if (acceleration_rhs) (*acceleration_rhs)(k) = full_rhs_(row);
+    }
+    return;
+  }
+  evaluate_all(poses, twists, residual, jacobian, acceleration_rhs);
+}
+
+void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+                                      Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian,
+                                      Eigen::VectorXd* acceleration_rhs) const {
   if (residual) residual->resize(rows_);
   if (jacobian) jacobian->setZero(rows_, static_cast<Eigen::Index>(6 * bodies_));
   if (acceleration_rhs) acceleration_rhs->resize(rows_);

@@ -19,11 +19,12 @@ Mat6 inertia_in_node_frame(const RigidBody& body, const Pose& offset) {
 
 }  // namespace
 
-KinematicTree compile_tree(const Model& model) {
+KinematicTree compile_tree(const Model& model, bool cut_loops) {
   const Topology topology = analyze_topology(model);
-  require_single_tree(model, topology);
+  require_single_tree(model, topology, cut_loops);
 
   KinematicTree tree;
+  tree.cut_joints = topology.cut_joints;
   tree.gravity = model.gravity;
   tree.floating_base = !topology.free_bodies.empty();
   tree.body_node.assign(model.bodies.size(), -1);

@@ -97,7 +97,7 @@ Topology analyze_topology(const Model& model) {
   return topology;
 }
 
-void require_single_tree(const Model& model, const Topology& topology) {
+void require_single_tree(const Model& model, const Topology& topology, bool allow_loops) {
   if (topology.root_count() > 1) {
     std::vector<std::string> names;
     for (const std::size_t b : topology.free_bodies) names.push_back("'" + model.bodies[b].name + "'");
@@ -105,12 +105,12 @@ void require_single_tree(const Model& model, const Topology& topology) {
                      "free bodies " + join_names(names) +
                      "); a tree has one root: the world or a single floating base");
   }
-  if (!topology.cut_joints.empty()) {
+  if (!allow_loops && !topology.cut_joints.empty()) {
     std::vector<std::string> names;
     for (const std::size_t j : topology.cut_joints) names.push_back("'" + model.joints[j].name + "'");
     throw ModelError("the model has a closed kinematic loop; the joints " + join_names(names) +
-                     " would be cut to open it (closed loops need loop-closure constraints, which tree "
-                     "algorithms do not solve)");
+                     " would be cut to open it (closed loops need loop-closure constraints: simulate with "
+                     "algorithm 'aba' or 'crba-cholesky', or use absolute coordinates, 'newton-euler')");
   }
 }
 

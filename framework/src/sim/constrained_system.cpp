@@ -3,6 +3,9 @@
 #include <liembs/sim/state_space.hpp>
 
 #include <Eigen/Cholesky>
+#include <Eigen/QR>
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdio>
@@ -56,6 +59,40 @@ void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd
   const Eigen::VectorXd lambda = schur.schur.solve(terms.jacobian * free_rates - terms.acceleration_rhs);
   rates = free_rates - schur.mass_inverse_jacobian_t * lambda;
   if (multipliers) *multipliers = lambda;
+}
+
+std::vector<Eigen::Index> independent_rows(const Eigen::MatrixXd& jacobian) {
+  std::vector<Eigen::Index> rows;
+  if (jacobian.rows() == 0) return rows;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(jacobian.transpose());
+  qr.setThreshold(1e-9);
+  const Eigen::Index rank = qr.rank();
+  for (Eigen::Index k = 0; k < rank; ++k) rows.push_back(qr.colsPermutation().indices()(k));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+void group_velocity_map(const Group& group, std::span<const Pose> poses, const Eigen::VectorXd& body_twists,
+                        std::vector<Mat6>& maps, Eigen::VectorXd& map_rate_times_velocity) {
+  const std::size_t n = poses.size();
+  const auto dimension = static_cast<Eigen::Index>(6 * n);
+  maps.resize(n);
+  Eigen::VectorXd unit = Eigen::VectorXd::Zero(dimension), column(dimension);
+  for (int k = 0; k < 6; ++k) {  // column k of every T_i at once
+    for (std::size_t i = 0; i < n; ++i) unit(static_cast<Eigen::Index>(6 * i + k)) = 1.0;
+    group.to_body_twists(poses, unit.data(), column.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      maps[i].col(k) = column.segment<6>(static_cast<Eigen::Index>(6 * i));
+      unit(static_cast<Eigen::Index>(6 * i + k)) = 0.0;
+    }
+  }
+  // The group's rates at zero body-twist rates are r0 = -T^-1 T' V, so T' V = -T r0.
+  group.rates_from_body_twist_rates(poses, body_twists.data(), unit.data(), column.data());
+  map_rate_times_velocity.resize(dimension);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto o = static_cast<Eigen::Index>(6 * i);
+    map_rate_times_velocity.segment<6>(o) = -maps[i] * column.segment<6>(o);
+  }
 }
 
 std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values) {

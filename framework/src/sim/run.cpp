@@ -333,6 +333,10 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     };
     if (constraints) {
       out << "  \"initial_projection_iterations\": " << summary.initial_projection_iterations << ",\n";
+      out << "  \"redundant_constraints\": [";
+      const auto redundant = constraints->redundant_constraints();
+      for (std::size_t i = 0; i < redundant.size(); ++i) out << (i ? ", " : "") << json_string(redundant[i]);
+      out << "],\n";
       write_per_joint("constraint_violation_max", summary.constraint_violation_max);
       write_per_joint("velocity_violation_max", summary.velocity_violation_max);
     }

@@ -22,6 +22,7 @@
 #include <liembs/model/model.hpp>
 #include <liembs/sim/constrained_system.hpp>
 
+#include <string>
 #include <vector>
 
 namespace liembs {
@@ -32,8 +33,16 @@ class JointConstraintSet {
   // written as a constraint.
   JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints);
 
-  Eigen::Index rows() const { return rows_; }
-  const std::vector<ConstraintBlock>& blocks() const { return blocks_; }
+  // Rows in use (all, or those kept by select_rows) and their blocks, one per joint.
+  Eigen::Index rows() const { return selected_.empty() ? rows_ : static_cast<Eigen::Index>(selected_.size()); }
+  const std::vector<ConstraintBlock>& blocks() const { return selected_.empty() ? blocks_ : selected_blocks_; }
+  Eigen::Index full_rows() const { return rows_; }
+
+  // Keeps only the given rows (ascending indices into the full set), e.g. those of
+  // independent_rows(): the structurally redundant rows of a closed planar loop are dropped.
+  void select_rows(std::vector<Eigen::Index> rows);
+  // "joint 'D': 2 of 5 rows redundant" for each joint that lost rows; empty if none.
+  std::vector<std::string> dropped_rows() const;
 
   // poses/twists: one per model body (twists body-fixed). Null outputs are not computed.
   // jacobian: rows() x 6 * bodies.
@@ -41,6 +50,9 @@ class JointConstraintSet {
                 Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const;
 
  private:
+  void evaluate_all(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, Eigen::VectorXd* residual,
+                    Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const;
+
   enum class Kind { point, dot, distance };
   struct Row {
     Kind kind;
@@ -50,8 +62,12 @@ class JointConstraintSet {
     double value = 0.0;  // c of a dot row
   };
   std::vector<Row> rows_of_;  // one entry per primitive (a point primitive has 3 rows)
-  std::vector<ConstraintBlock> blocks_;
+  std::vector<ConstraintBlock> blocks_, selected_blocks_;
+  std::vector<Eigen::Index> selected_;
   Eigen::Index rows_ = 0;
+  // Full-size results before the selection.
+  mutable Eigen::VectorXd full_residual_, full_rhs_;
+  mutable Eigen::MatrixXd full_jacobian_;
   std::size_t bodies_ = 0;
 };
 

@@ -46,6 +46,10 @@ struct KinematicTree {
   };
   std::vector<Load> loads;
 
+  // Joints left out of the spanning tree to open closed loops (with compile_tree(model,
+  // true)); they become loop-closure constraints.
+  std::vector<std::size_t> cut_joints;
+
   // Initial joint coordinates and rates of the model, in node order.
   Eigen::VectorXd initial_position, initial_velocity;
 
@@ -55,7 +59,8 @@ struct KinematicTree {
 };
 
 // Compiles a model into a tree; throws ModelError if the model is not a single tree
-// (require_single_tree) or a joint DoF carries no mass anywhere below it.
-KinematicTree compile_tree(const Model& model);
+// (require_single_tree; with `cut_loops` the joints closing loops are set aside in
+// cut_joints instead) or a joint DoF carries no mass anywhere below it.
+KinematicTree compile_tree(const Model& model, bool cut_loops = false);
 
 }  // namespace liembs

@@ -28,8 +28,9 @@ struct Topology {
 // would be cut are listed in cut_joints.
 Topology analyze_topology(const Model& model);
 
-// For the tree algorithms: one root (the world or a single floating body) and no loop;
-// otherwise a ModelError that names the free bodies or the joints to cut.
-void require_single_tree(const Model& model, const Topology& topology);
+// For the tree algorithms: one root (the world or a single floating body) and, unless
+// `allow_loops` (loop closures become constraints), no loop; otherwise a ModelError that
+// names the free bodies or the joints to cut.
+void require_single_tree(const Model& model, const Topology& topology, bool allow_loops = false);
 
 }  // namespace liembs

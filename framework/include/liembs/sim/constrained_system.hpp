@@ -9,8 +9,10 @@
 // A ForwardDynamics with constraints returns this interface from constraints(); its
 // velocity_rates() then solve the index-1 system (002 eq. 3). DAE integrators (generalized-
 // alpha, IDA) and projections use the terms directly.
+#include <liembs/plugin/group.hpp>
 #include <liembs/sim/state.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,8 @@ class ConstrainedSystem {
   virtual Eigen::Index constraint_count() const = 0;
   virtual const std::vector<ConstraintBlock>& blocks() const = 0;
   virtual void evaluate(const State& state, DaeTerms& terms, unsigned what = dae::all) = 0;
+  // Rows left out as structurally redundant, for the run summary ("joint 'D': 2 of 5 rows").
+  virtual std::vector<std::string> redundant_constraints() const { return {}; }
 };
 
 // --- Solvers shared by the integrators (framework/src/sim/constrained_system.cpp) ---
@@ -54,6 +58,11 @@ class ConstrainedSystem {
 // Schur complement J M^-1 J^T. Throws SimulationError if the constraints are redundant or
 // M is not positive definite.
 void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd* multipliers = nullptr);
+
+// Indices (ascending) of a maximal set of linearly independent rows of a constraint
+// Jacobian, by QR with column pivoting of J^T (relative tolerance 1e-9). Structurally
+// redundant rows (the out-of-plane rows of a closed planar loop) are left out.
+std::vector<Eigen::Index> independent_rows(const Eigen::MatrixXd& jacobian);
 
 // Per-block norms of a constraint vector (g or J V).
 std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values);
@@ -75,5 +84,13 @@ int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system,
                              const ProjectionSettings& settings = {});
 // Only the velocity part: V <- V - M^-1 J^T (J M^-1 J^T)^-1 J V.
 void project_velocities(ConstrainedSystem& system, State& state);
+
+// The linear map between the group's velocity coordinates V of free bodies and their body
+// twists, V_b = T(C) V (T = 1 on SE3, diag(1, R^T) on SO3xR3), per body, and T' V, from
+// the group plugin in seven calls for all bodies. A formulation written in body twists
+// turns M_b, Q_b, J_b, eta_b into the group's coordinates with it:
+//   M = T^T M_b T,  Q = T^T (Q_b - M_b T' V),  J = J_b T,  eta = eta_b - J_b T' V.
+void group_velocity_map(const Group& group, std::span<const Pose> poses, const Eigen::VectorXd& body_twists,
+                        std::vector<Mat6>& maps, Eigen::VectorXd& map_rate_times_velocity);
 
 }  // namespace liembs
