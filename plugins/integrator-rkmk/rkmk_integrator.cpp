@@ -9,15 +9,23 @@
 // (off by default, so the paper's unstabilized drifts are reproduced).
 #include "butcher_tableau.hpp"
 
+#include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
 
+#include <cstdio>
 #include <sstream>
 
 namespace {
 
 using namespace liembs;
+
+std::string format_number(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", x);
+  return buffer;
+}
 
 class RkmkIntegrator final : public Integrator {
  public:
@@ -84,8 +92,15 @@ class RkmkIntegrator final : public Integrator {
     space.retract(state, configuration_increment_, velocity_increment_);
     state.time += h;
     if (projection_)
-      if (ConstrainedSystem* constraints = dynamics.constraints())
-        projection_iterations_ += project_onto_constraints(space, *constraints, state, projection_settings_);
+      if (ConstrainedSystem* constraints = dynamics.constraints()) {
+        try {
+          projection_iterations_ += project_onto_constraints(space, *constraints, state, projection_settings_);
+        } catch (const SimulationError& error) {
+          throw SimulationError("rkmk step from t = " + format_number(state.time - h) + " s with step size " +
+                                format_number(h) + " s: " + error.what() +
+                                "; reduce simulation.step_size or raise integrator.projection_max_iterations");
+        }
+      }
   }
 
  private:

@@ -230,6 +230,28 @@ TEST_CASE("a run whose state stops being finite exits 5 and leaves no output fil
   CHECK_FALSE(has_leftovers(out));
 }
 
+TEST_CASE("constrained runs: a failed projection or IDA step exits 5 naming time, step and joint; no output left",
+          "[cli][errors]") {
+  const std::string heavy_top = "'" LIEMBS_SOURCE_DIR "/configs/paper-002/heavy-top.toml'";
+  SECTION("rkmk projection") {
+    const fs::path out = scratch("projection") / "out";
+    const Result r = liembs("run " + heavy_top + " --output '" + out.string() +
+                            "' --set group.name=SO3xR3 --set integrator.projection=true"
+                            " --set integrator.projection_max_iterations=1 --set integrator.projection_tolerance=1e-30");
+    CHECK(r.status == 5);
+    CHECK_THAT(r.err, Contains("t = 0 s with step size 0.001 s") && Contains("joint 'pivot'"));
+    CHECK_FALSE(has_leftovers(out));
+  }
+  SECTION("ida with forces that blow up") {
+    const fs::path out = scratch("ida-failure") / "out";
+    const Result r = liembs("run " + heavy_top + " --output '" + out.string() +
+                            "' --set integrator.name=ida --set 'model.gravity=[0,0,-1e300]'");
+    CHECK(r.status == 5);
+    CHECK_THAT(r.err, Contains("IDA") && Contains("step size") && Contains("joint 'pivot'"));
+    CHECK_FALSE(has_leftovers(out));
+  }
+}
+
 TEST_CASE("tree models: closed loops and wrong combinations are refused before the run", "[cli][errors]") {
   SECTION("a closed loop runs with the cut joint as a constraint, but liembs eval refuses it, naming the joint") {
     CHECK(liembs("validate '" + data + "/four-bar-loop.toml'").status == 0);
