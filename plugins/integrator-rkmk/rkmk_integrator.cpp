@@ -61,6 +61,22 @@ class RkmkIntegrator final : public Integrator {
   }
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
+    const double start_time = state.time;
+    try {
+      advance(space, dynamics, state, h);
+    } catch (const SimulationError& error) {
+      std::string where = "rkmk step from t = " + format_number(start_time) + " s with step size " + format_number(h) + " s";
+      if (ConstrainedSystem* constraints = dynamics.constraints()) {
+        DaeTerms terms;
+        constraints->evaluate(state, terms, dae::residual);
+        where += " (worst constraint: " + worst_constraint(constraints->blocks(), terms.residual) + ")";
+      }
+      throw SimulationError(where + ": " + error.what() + "; reduce simulation.step_size");
+    }
+  }
+
+ private:
+  void advance(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) {
     const int s = tableau_.stages();
     for (int j = 0; j < s; ++j) {
       // Psi_j = h sum_{l<j} a_jl k_l
@@ -96,14 +112,11 @@ class RkmkIntegrator final : public Integrator {
         try {
           projection_iterations_ += project_onto_constraints(space, *constraints, state, projection_settings_);
         } catch (const SimulationError& error) {
-          throw SimulationError("rkmk step from t = " + format_number(state.time - h) + " s with step size " +
-                                format_number(h) + " s: " + error.what() +
-                                "; reduce simulation.step_size or raise integrator.projection_max_iterations");
+          throw SimulationError(std::string(error.what()) + " (or raise integrator.projection_max_iterations)");
         }
       }
   }
 
- private:
   rkmk::ButcherTableau tableau_;
   int order_;
   bool projection_;
