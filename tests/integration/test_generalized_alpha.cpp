@@ -3,9 +3,10 @@
 // angle-coordinate reference; the constraints held to the Newton tolerance (index-3 and
 // stabilized index-2); numerical damping set by rho_infinity; failed steps; options.
 //
-// The pendulum and the oscillators are small test systems written here (ForwardDynamics +
-// ConstrainedSystem in joint coordinates, no free bodies).
+// The pendulum is tests/support/cartesian_pendulum.hpp; the oscillators are written here.
 #include "../test_support.hpp"
+
+#include "../support/cartesian_pendulum.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -19,68 +20,11 @@
 
 using namespace liembs;
 using Catch::Matchers::Contains;
+using liembs::testing::CartesianPendulum;
 using liembs::testing::load_test_run;
 
 namespace {
 
-constexpr double gravity = 9.81;
-
-// A point mass on a massless rod of length L in the vertical plane, in Cartesian
-// coordinates (x, y), y up: M = m 1, Q = (0, -m g), g = x^2 + y^2 - L^2, J = 2 (x, y),
-// eta = -2 |v|^2. Optionally the forces become NaN after a given time.
-class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem {
- public:
-  CartesianPendulum(double mass, double length, double angle, double angular_rate)
-      : mass_(mass), length_(length), angle_(angle), angular_rate_(angular_rate) {}
-
-  double length() const { return length_; }
-  double nan_forces_after = std::numeric_limits<double>::infinity();
-
-  // --- ForwardDynamics ---
-  void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
-    evaluate(state, terms_, dae::all);
-    solve_index1(terms_, rates);
-  }
-  std::size_t free_bodies() const override { return 0; }
-  std::size_t joint_coordinates() const override { return 2; }
-  State initial_state() const override {
-    // x = L sin(theta), y = -L cos(theta), theta measured from the downward vertical.
-    State state;
-    state.coordinates = Eigen::Vector2d(length_ * std::sin(angle_), -length_ * std::cos(angle_));
-    state.velocities = Eigen::Vector2d(length_ * std::cos(angle_), length_ * std::sin(angle_)) * angular_rate_;
-    return state;
-  }
-  void body_motion(const State&, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
-    poses.clear();
-    twists.clear();
-  }
-  ConstrainedSystem* constraints() override { return this; }
-
-  // --- ConstrainedSystem ---
-  Eigen::Index constraint_count() const override { return 1; }
-  const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
-  void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
-    const Eigen::Vector2d p = state.coordinates, v = state.velocities;
-    if (what & dae::mass) terms.mass = mass_ * Eigen::Matrix2d::Identity();
-    if (what & dae::forces) {
-      terms.forces = Eigen::Vector2d(0.0, -mass_ * gravity);
-      if (state.time > nan_forces_after) terms.forces.setConstant(std::numeric_limits<double>::quiet_NaN());
-    }
-    if (what & dae::residual) terms.residual = Eigen::VectorXd::Constant(1, p.squaredNorm() - length_ * length_);
-    if (what & dae::jacobian) terms.jacobian = 2.0 * p.transpose();
-    if (what & dae::acceleration_rhs) terms.acceleration_rhs = Eigen::VectorXd::Constant(1, -2.0 * v.squaredNorm());
-  }
-
-  double energy(const State& state) const {
-    // Zero at rest (y = -L).
-    return 0.5 * mass_ * state.velocities.squaredNorm() + mass_ * gravity * (state.coordinates.y() + length_);
-  }
-
- private:
-  double mass_, length_, angle_, angular_rate_;
-  std::vector<ConstraintBlock> blocks_{{"pendulum rod", 0, 1}};
-  DaeTerms terms_;
-};
 
 // Two uncoupled unit-mass oscillators, a soft one (omega = 1) and a stiff one
 // (omega = 1000), as an ODE in joint coordinates (no constraints).
@@ -141,21 +85,6 @@ State integrate(const Plugins& plugins, ForwardDynamics& dynamics, Integrator& i
 }
 
 // Reference: theta'' = -(g/L) sin(theta) by classical RK4 with a tiny step, mapped to (x, y).
-State pendulum_reference(double length, double angle, double rate, double end_time) {
-  const auto rhs = [&](const Eigen::Vector2d& y) { return Eigen::Vector2d(y(1), -(gravity / length) * std::sin(y(0))); };
-  Eigen::Vector2d y(angle, rate);
-  const int steps = 20000;
-  const double h = end_time / steps;
-  for (int k = 0; k < steps; ++k) {
-    const Eigen::Vector2d k1 = rhs(y), k2 = rhs(y + 0.5 * h * k1), k3 = rhs(y + 0.5 * h * k2), k4 = rhs(y + h * k3);
-    y += (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-  }
-  State state;
-  state.coordinates = Eigen::Vector2d(length * std::sin(y(0)), -length * std::cos(y(0)));
-  state.velocities = Eigen::Vector2d(length * std::cos(y(0)), length * std::sin(y(0))) * y(1);
-  return state;
-}
-
 double state_distance(const State& a, const State& b) {
   return (a.coordinates - b.coordinates).norm() + (a.velocities - b.velocities).norm();
 }
@@ -220,7 +149,7 @@ TEST_CASE("generalized-alpha converges at order 2 on the Cartesian pendulum (ind
   const Plugins plugins;
   const double angle = 1.0, rate = 0.5, end_time = 1.0;
   CartesianPendulum pendulum(1.3, 1.2, angle, rate);
-  const State reference = pendulum_reference(pendulum.length(), angle, rate, end_time);
+  const State reference = pendulum.reference_state(end_time);
   for (const char* level : {"index3", "index2-stabilized"}) {
     for (const char* rho : {"0.9", "0.3"}) {
       const std::string options =
@@ -329,7 +258,7 @@ TEST_CASE("a failed step throws SimulationError naming time, step size and const
 
   SECTION("forces that become NaN") {
     CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
-    pendulum.nan_forces_after = 0.55;
+    pendulum.forces_fail_after = 0.55;
     auto integrator = plugins.generalized_alpha("");
     State state = pendulum.initial_state();
     integrator->start(space, state);
@@ -342,7 +271,7 @@ TEST_CASE("a failed step throws SimulationError naming time, step size and const
       const std::string message = error.what();
       INFO(message);
       CHECK_THAT(message, Contains("t = 0.5 s") && Contains("step size 0.1 s") && Contains("not finite") &&
-                              Contains("pendulum rod") && Contains("|g|"));
+                              Contains("joint 'rod'") && Contains("|g|"));
     }
     CHECK(state.time == before.time);
     CHECK(state.coordinates == before.coordinates);
@@ -362,7 +291,7 @@ TEST_CASE("a failed step throws SimulationError naming time, step size and const
       const std::string message = error.what();
       INFO(message);
       CHECK_THAT(message, Contains("did not converge") && Contains("t = 0 s") && Contains("step size 2 s") &&
-                              Contains("scaled residual") && Contains("joint 'pendulum rod' (|g| = ") &&
+                              Contains("scaled residual") && Contains("joint 'rod' (|g| = ") &&
                               Contains("|J V|"));
     }
     CHECK(state.time == before.time);

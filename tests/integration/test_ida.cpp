@@ -3,6 +3,8 @@
 // (DAE, both formulations), constraint drift of GGL, statistics, options and failures.
 #include "../test_support.hpp"
 
+#include "../support/cartesian_pendulum.hpp"
+
 #include <liembs/error.hpp>
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/plugin/integrator.hpp>
@@ -22,60 +24,10 @@
 
 using namespace liembs;
 using Catch::Matchers::Contains;
+using liembs::testing::CartesianPendulum;
 using liembs::testing::load_test_run;
 
 namespace {
-
-// A point mass on a massless rod in the vertical plane, in Cartesian coordinates q = (x, y)
-// (y up, no free bodies, two joint coordinates):
-//   M = m I,  Q = (0, -m g),  g(q) = x^2 + y^2 - L^2,  J = (2x, 2y),  eta = -J' V = -2 |V|^2.
-class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem {
- public:
-  double mass = 0.7, length = 1.3, gravity = 9.81;
-  double initial_angle = 1.2, initial_angle_rate = 0.4;  // from the downward vertical
-  double forces_fail_after = std::numeric_limits<double>::infinity();  // Q = NaN afterwards
-
-  void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
-    DaeTerms terms;
-    evaluate(state, terms, dae::all);
-    solve_index1(terms, rates);
-  }
-  std::size_t free_bodies() const override { return 0; }
-  std::size_t joint_coordinates() const override { return 2; }
-  State initial_state() const override {
-    State state;
-    state.coordinates = position(initial_angle);
-    state.velocities = velocity(initial_angle, initial_angle_rate);
-    return state;
-  }
-  void body_motion(const State&, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
-    poses.clear();
-    twists.clear();
-  }
-  ConstrainedSystem* constraints() override { return this; }
-
-  Eigen::Index constraint_count() const override { return 1; }
-  const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
-  void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
-    const Eigen::Vector2d q = state.coordinates, V = state.velocities;
-    if (what & dae::mass) terms.mass = mass * Eigen::Matrix2d::Identity();
-    if (what & dae::forces) {
-      terms.forces = Eigen::Vector2d(0.0, -mass * gravity);
-      if (state.time > forces_fail_after) terms.forces.setConstant(std::numeric_limits<double>::quiet_NaN());
-    }
-    if (what & dae::residual) terms.residual = Eigen::VectorXd::Constant(1, q.squaredNorm() - length * length);
-    if (what & dae::jacobian) terms.jacobian = 2.0 * q.transpose();
-    if (what & dae::acceleration_rhs) terms.acceleration_rhs = Eigen::VectorXd::Constant(1, -2.0 * V.squaredNorm());
-  }
-
-  Eigen::Vector2d position(double angle) const { return {length * std::sin(angle), -length * std::cos(angle)}; }
-  Eigen::Vector2d velocity(double angle, double rate) const {
-    return {length * std::cos(angle) * rate, length * std::sin(angle) * rate};
-  }
-
- private:
-  std::vector<ConstraintBlock> blocks_{{"rod", 0, 1}};
-};
 
 // A heavy top: one free body (centre of mass at the body origin) held at the world origin by
 // a spherical joint at body point p, in the group's velocity coordinates (paper 002 sec. 3):
@@ -169,20 +121,6 @@ class BlowUp final : public ForwardDynamics {
   }
 };
 
-// The pendulum angle theta'' = -(g/L) sin theta by classical RK4 with a tiny step.
-std::pair<double, double> angle_reference(const CartesianPendulum& pendulum, double end_time) {
-  const double k = pendulum.gravity / pendulum.length;
-  auto f = [k](const Eigen::Vector2d& x) { return Eigen::Vector2d(x[1], -k * std::sin(x[0])); };
-  Eigen::Vector2d x(pendulum.initial_angle, pendulum.initial_angle_rate);
-  const int steps = 40000;
-  const double h = end_time / steps;
-  for (int i = 0; i < steps; ++i) {
-    const Eigen::Vector2d k1 = f(x), k2 = f(x + 0.5 * h * k1), k3 = f(x + 0.5 * h * k2), k4 = f(x + h * k3);
-    x += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-  }
-  return {x[0], x[1]};
-}
-
 struct Plugins {
   std::unique_ptr<Registry> registry = testing::build_tree_registry();
   std::unique_ptr<Group> group;
@@ -235,7 +173,7 @@ std::map<std::string, double> statistics_of(const Integrator& integrator) {
 }
 
 double pendulum_error(const CartesianPendulum& pendulum, const State& state, double end_time) {
-  const auto [angle, rate] = angle_reference(pendulum, end_time);
+  const auto [angle, rate] = pendulum.angle_reference(end_time);
   return (state.coordinates - pendulum.position(angle)).norm() +
          (state.velocities - pendulum.velocity(angle, rate)).norm();
 }

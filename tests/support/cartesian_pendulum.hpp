@@ -1,0 +1,94 @@
+#pragma once
+// A test DAE shared by the integrator tests: a point mass on a massless rod of length L in
+// the vertical plane, in Cartesian coordinates q = (x, y), y up (no free bodies, two joint
+// coordinates):
+//   M = m 1,  Q = (0, -m g),  g(q) = x^2 + y^2 - L^2,  J = 2 (x, y),  eta = -J' V = -2 |V|^2,
+// and its exact reduction to the angle theta from the downward vertical,
+// theta'' = -(g/L) sin theta, integrated tightly as the reference.
+#include <liembs/plugin/algorithm.hpp>
+#include <liembs/sim/constrained_system.hpp>
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace liembs::testing {
+
+class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem {
+ public:
+  double mass = 0.7, length = 1.3, gravity = 9.81;
+  double initial_angle = 1.2, initial_angle_rate = 0.4;  // from the downward vertical
+  double forces_fail_after = std::numeric_limits<double>::infinity();  // Q = NaN afterwards
+
+  CartesianPendulum() = default;
+  CartesianPendulum(double mass_, double length_, double angle, double angle_rate)
+      : mass(mass_), length(length_), initial_angle(angle), initial_angle_rate(angle_rate) {}
+
+  // --- ForwardDynamics ---
+  void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
+    evaluate(state, terms_, dae::all);
+    solve_index1(terms_, rates);
+  }
+  std::size_t free_bodies() const override { return 0; }
+  std::size_t joint_coordinates() const override { return 2; }
+  State initial_state() const override { return state_at(initial_angle, initial_angle_rate); }
+  void body_motion(const State&, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
+    poses.clear();
+    twists.clear();
+  }
+  ConstrainedSystem* constraints() override { return this; }
+
+  // --- ConstrainedSystem ---
+  Eigen::Index constraint_count() const override { return 1; }
+  const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
+  void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
+    const Eigen::Vector2d q = state.coordinates, V = state.velocities;
+    if (what & dae::mass) terms.mass = mass * Eigen::Matrix2d::Identity();
+    if (what & dae::forces) {
+      terms.forces = Eigen::Vector2d(0.0, -mass * gravity);
+      if (state.time > forces_fail_after) terms.forces.setConstant(std::numeric_limits<double>::quiet_NaN());
+    }
+    if (what & dae::residual) terms.residual = Eigen::VectorXd::Constant(1, q.squaredNorm() - length * length);
+    if (what & dae::jacobian) terms.jacobian = 2.0 * q.transpose();
+    if (what & dae::acceleration_rhs) terms.acceleration_rhs = Eigen::VectorXd::Constant(1, -2.0 * V.squaredNorm());
+  }
+
+  Eigen::Vector2d position(double angle) const { return {length * std::sin(angle), -length * std::cos(angle)}; }
+  Eigen::Vector2d velocity(double angle, double rate) const {
+    return {length * std::cos(angle) * rate, length * std::sin(angle) * rate};
+  }
+  State state_at(double angle, double rate) const {
+    State state;
+    state.coordinates = position(angle);
+    state.velocities = velocity(angle, rate);
+    return state;
+  }
+  // Kinetic plus potential energy, zero at rest (y = -L).
+  double energy(const State& state) const {
+    return 0.5 * mass * state.velocities.squaredNorm() + mass * gravity * (state.coordinates.y() + length);
+  }
+
+  // (theta, theta') at end_time by classical RK4 with 40000 steps.
+  std::pair<double, double> angle_reference(double end_time) const {
+    const double k = gravity / length;
+    auto f = [k](const Eigen::Vector2d& x) { return Eigen::Vector2d(x[1], -k * std::sin(x[0])); };
+    Eigen::Vector2d x(initial_angle, initial_angle_rate);
+    const int steps = 40000;
+    const double h = end_time / steps;
+    for (int i = 0; i < steps; ++i) {
+      const Eigen::Vector2d k1 = f(x), k2 = f(x + 0.5 * h * k1), k3 = f(x + 0.5 * h * k2), k4 = f(x + h * k3);
+      x += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+    }
+    return {x[0], x[1]};
+  }
+  State reference_state(double end_time) const {
+    const auto [angle, rate] = angle_reference(end_time);
+    return state_at(angle, rate);
+  }
+
+ private:
+  std::vector<ConstraintBlock> blocks_{{"rod", 0, 1}};
+  DaeTerms terms_;
+};
+
+}  // namespace liembs::testing
