@@ -4,6 +4,8 @@
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/topology.hpp>
 
+#include <cmath>
+
 namespace liembs {
 
 TreeDynamics::~TreeDynamics() = default;
@@ -111,6 +113,74 @@ KinematicTree compile_tree(const Model& model, bool cut_loops) {
   tree.initial_position = Eigen::Map<const Eigen::VectorXd>(initial_q.data(), static_cast<Eigen::Index>(initial_q.size()));
   tree.initial_velocity = Eigen::Map<const Eigen::VectorXd>(initial_qd.data(), static_cast<Eigen::Index>(initial_qd.size()));
   return tree;
+}
+
+namespace {
+
+// A rotation whose third column is the unit vector `axis`.
+Mat3 rotation_onto_z(const Vec3& axis) {
+  // The coordinate axis least aligned with `axis` gives a well-conditioned first column.
+  Eigen::Index least = 0;
+  axis.cwiseAbs().minCoeff(&least);
+  const Vec3 x = Vec3::Unit(least).cross(axis).normalized();
+  Mat3 R;
+  R << x, axis.cross(x), axis;
+  return R;
+}
+
+}  // namespace
+
+AlignedTree align_node_frames(const KinematicTree& tree) {
+  AlignedTree aligned;
+  aligned.tree = tree;
+  KinematicTree& out = aligned.tree;
+  const auto n = static_cast<std::size_t>(tree.dof());
+  aligned.motion.resize(n);
+  aligned.scale.resize(n);
+  aligned.pitch.assign(n, 0.0);
+  aligned.alignment.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 w = tree.screw[i].head<3>(), v = tree.screw[i].tail<3>();
+    Pose K;
+    Vec6 canonical = Vec6::Zero();
+    if (w.norm() > 1e-12 * v.norm() && w.norm() > 0.0) {
+      // Rotating screw (w; v) = s (e; y x e + h e): axis through y = e x v / s, pitch h = e.v / s.
+      const double s = w.norm();
+      const Vec3 e = w / s;
+      K.R = rotation_onto_z(e);
+      K.r = e.cross(v) / s;
+      aligned.scale[i] = s;
+      aligned.pitch[i] = e.dot(v) / s;
+      // A revolute screw transformed into a body frame keeps a pitch of round-off size.
+      if (std::abs(aligned.pitch[i]) < 1e-13 * (1.0 + v.norm() / s)) aligned.pitch[i] = 0.0;
+      aligned.motion[i] = aligned.pitch[i] == 0.0 ? AlignedTree::Motion::revolute : AlignedTree::Motion::helical;
+      canonical << 0.0, 0.0, s, 0.0, 0.0, s * aligned.pitch[i];
+    } else {
+      const double s = v.norm();
+      if (!(s > 0.0)) throw ModelError("degree of freedom '" + tree.dof_names[i] + "' has a zero screw");
+      K.R = rotation_onto_z(v / s);
+      aligned.scale[i] = s;
+      aligned.motion[i] = AlignedTree::Motion::prismatic;
+      canonical << 0.0, 0.0, 0.0, 0.0, 0.0, s;
+    }
+    aligned.alignment[i] = K;
+    out.screw[i] = canonical;  // = Ad_{K^-1} X up to round-off
+    const Mat6 Ad_K = se3::Ad(K);
+    out.inertia[i] = Ad_K.transpose() * tree.inertia[i] * Ad_K;
+    const Pose parent_alignment = tree.parent[i] >= 0 ? aligned.alignment[static_cast<std::size_t>(tree.parent[i])] : Pose{};
+    out.reference[i] = se3::compose(se3::compose(se3::inverse(parent_alignment), tree.reference[i]), K);
+  }
+  for (std::size_t b = 0; b < tree.body_node.size(); ++b)
+    if (tree.body_node[b] >= 0)
+      out.body_offset[b] = se3::compose(se3::inverse(aligned.alignment[static_cast<std::size_t>(tree.body_node[b])]),
+                                        tree.body_offset[b]);
+  for (auto& load : out.loads) {
+    if (load.node < 0) continue;
+    const Pose& K = aligned.alignment[static_cast<std::size_t>(load.node)];
+    if (load.world_frame) load.point = se3::transform_point(se3::inverse(K), load.point);
+    else load.wrench = se3::Ad(K).transpose() * load.wrench;  // power: W_new . V_new = W_old . Ad_K V_new
+  }
+  return aligned;
 }
 
 }  // namespace liembs

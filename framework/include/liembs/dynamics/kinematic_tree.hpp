@@ -58,6 +58,22 @@ struct KinematicTree {
   int velocity_dimension() const { return dof() + (floating_base ? 6 : 0); }
 };
 
+// The tree with every node frame moved onto its joint screw, for the recursive kernels: node
+// i's frame becomes F_i K_i, with K_i placing the z axis on the screw axis, so that
+// X_i = scale (e_z; pitch e_z) (revolute, helical) or scale (0; e_z) (prismatic) and the
+// joint motion exp(X_i q) is a rotation about z and a shift along z, needing one sincos.
+// References become K_parent^-1 B_i K_i, inertias Ad_K^T M Ad_K, and body offsets and loads
+// follow; generalized coordinates, velocities and forces are unchanged.
+struct AlignedTree {
+  enum class Motion : unsigned char { revolute, prismatic, helical };
+  KinematicTree tree;             // in the aligned node frames
+  std::vector<Motion> motion;     // per node
+  std::vector<double> scale;      // per node: |omega| (rotating), |v| (prismatic); 1 for unit axes
+  std::vector<double> pitch;      // per node: translation per radian (helical), else 0
+  std::vector<Pose> alignment;    // per node: K_i, the aligned frame in the node frame of `tree`
+};
+AlignedTree align_node_frames(const KinematicTree& tree);
+
 // Compiles a model into a tree; throws ModelError if the model is not a single tree
 // (require_single_tree; with `cut_loops` the joints closing loops are set aside in
 // cut_joints instead) or a joint DoF carries no mass anywhere below it.

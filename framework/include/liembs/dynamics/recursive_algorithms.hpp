@@ -4,6 +4,11 @@
 // kinematics, RNEA, ABA, CRBA (+ Cholesky), Jacobians and a Coriolis matrix. Per-node data
 // lives in preallocated arrays; the only virtual call is the TreeDynamics entry point.
 //
+// The kernels run on the tree with node frames aligned to the joint screws
+// (align_node_frames): each joint motion is a rotation about z and/or a shift along z,
+// computed with one sincos, and for the body-fixed representation the node inertia is
+// constant and no world pose is needed. The small kernels are forced inline.
+//
 // Every algorithm uses the same three relations, in the policy's coordinates:
 //   V_i = T_i V_parent + S_i q'_i                      (twist recursion)
 //   A_i = T_i A_parent + c_i + S_i q''_i                (acceleration recursion)
@@ -27,20 +32,22 @@ class RecursiveDynamics final : public TreeDynamics {
  public:
   using Transform = typename Policy::Transform;
 
-  explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree) : tree_(std::move(tree)) {
-    const auto n = static_cast<std::size_t>(tree_->dof());
+  explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree)
+      : tree_(std::move(tree)), aligned_(align_node_frames(*tree_)), nodes_(aligned_.tree) {
+    const auto n = static_cast<std::size_t>(nodes_.dof());
     pose_.resize(n);
     T_.resize(n);
     S_.resize(n);
     V_.resize(n);
     c_.resize(n);
-    M_.resize(n);
+    if (!Policy::constant_inertia) M_.resize(n);
     A_.resize(n);
     W_.resize(n);
     articulated_.resize(n);
     U_.resize(n);
     D_.resize(n);
     u_.resize(n);
+    for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
   }
 
   std::string_view representation() const override { return Policy::name; }
@@ -48,66 +55,76 @@ class RecursiveDynamics final : public TreeDynamics {
 
   void inverse_dynamics(const TreeState& state, const Eigen::VectorXd& acceleration, Eigen::VectorXd& force) override {
     check_sizes(state, &acceleration, "acceleration");
-    kinematics(state, true);
-    const int n = tree_->dof();
+    root_kinematics(state);
+    const int n = nodes_.dof();
     const int offset = base_offset();
-    force.resize(tree_->velocity_dimension());
+    force.resize(nodes_.velocity_dimension());
     root_acceleration_ = root_gravity_acceleration();
-    if (tree_->floating_base)
+    if (nodes_.floating_base)
       root_acceleration_ += base_to_body_ * acceleration.head<6>() + Policy::frame_rate_term(state.base, state.base_twist);
+    const bool poses = world_loads_;
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
+      node_kinematics(k, state, true, poses);
       A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k] + S_[k] * acceleration(offset + i);
-      W_[k] = M_[k] * A_[k] + Policy::bias_wrench(pose_[k], M_[k], V_[k]);
+      const Mat6& M = inertia(k);
+      W_[k].noalias() = M * A_[k];
+      W_[k] += Policy::bias_wrench(pose_[k], M, V_[k]);
     }
     apply_loads(-1.0);
-    if (tree_->floating_base) root_wrench_ = root_inertia_ * root_acceleration_ + Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
+    if (nodes_.floating_base) root_wrench_ = root_inertia_ * root_acceleration_ + Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
     for (int i = n - 1; i >= 0; --i) {
       const auto k = static_cast<std::size_t>(i);
       force(offset + i) = S_[k].dot(W_[k]);
-      const Vec6 to_parent = T_[k].apply_transpose(W_[k]);
-      if (tree_->parent[k] >= 0) W_[static_cast<std::size_t>(tree_->parent[k])] += to_parent;
-      else if (tree_->floating_base) root_wrench_ += to_parent;
+      const int p = nodes_.parent[k];
+      if (p >= 0) W_[static_cast<std::size_t>(p)] += T_[k].apply_transpose(W_[k]);
+      else if (nodes_.floating_base) root_wrench_ += T_[k].apply_transpose(W_[k]);
     }
-    if (tree_->floating_base) force.head<6>() = base_to_body_.transpose() * root_wrench_;
+    if (nodes_.floating_base) force.head<6>() = base_to_body_.transpose() * root_wrench_;
   }
 
   void forward_dynamics(const TreeState& state, const Eigen::VectorXd& force, Eigen::VectorXd& acceleration) override {
     check_sizes(state, &force, "force");
-    kinematics(state, true);
-    const int n = tree_->dof();
+    root_kinematics(state);
+    const int n = nodes_.dof();
     const int offset = base_offset();
+    const bool poses = world_loads_;
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      articulated_[k] = M_[k];
-      W_[k] = Policy::bias_wrench(pose_[k], M_[k], V_[k]);  // articulated bias wrench p_i
+      node_kinematics(k, state, true, poses);
+      articulated_[k] = inertia(k);
+      W_[k] = Policy::bias_wrench(pose_[k], articulated_[k], V_[k]);  // articulated bias wrench p_i
     }
     apply_loads(-1.0);
     Mat6 root_articulated = root_inertia_;
     Vec6 root_bias = Vec6::Zero();
-    if (tree_->floating_base) root_bias = Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
+    if (nodes_.floating_base) root_bias = Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
     for (int i = n - 1; i >= 0; --i) {  // articulated inertias and bias wrenches, leaves first
       const auto k = static_cast<std::size_t>(i);
-      U_[k] = articulated_[k] * S_[k];
+      U_[k].noalias() = articulated_[k] * S_[k];
       D_[k] = S_[k].dot(U_[k]);
       if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].norm())))
         throw SimulationError("singular configuration: the articulated inertia of degree of freedom '" +
-                              tree_->dof_names[k] + "' vanishes (aligned joint axes?)");
+                              nodes_.dof_names[k] + "' vanishes (aligned joint axes?)");
       u_[k] = force(offset + i) - S_[k].dot(W_[k]);
-      const Mat6 projected = articulated_[k] - U_[k] * U_[k].transpose() / D_[k];
-      const Vec6 projected_bias = W_[k] + projected * c_[k] + U_[k] * (u_[k] / D_[k]);
-      if (tree_->parent[k] >= 0) {
-        const auto p = static_cast<std::size_t>(tree_->parent[k]);
-        articulated_[p] += T_[k].congruence(projected);
-        W_[p] += T_[k].apply_transpose(projected_bias);
-      } else if (tree_->floating_base) {
+      const int p = nodes_.parent[k];
+      if (p < 0 && !nodes_.floating_base) continue;  // the world takes whatever reaches it
+      Mat6 projected = articulated_[k];
+      projected.noalias() -= U_[k] * (U_[k].transpose() / D_[k]);
+      Vec6 projected_bias = W_[k] + U_[k] * (u_[k] / D_[k]);
+      projected_bias.noalias() += projected * c_[k];
+      if (p >= 0) {
+        const auto parent = static_cast<std::size_t>(p);
+        articulated_[parent] += T_[k].congruence(projected);
+        W_[parent] += T_[k].apply_transpose(projected_bias);
+      } else {
         root_articulated += T_[k].congruence(projected);
         root_bias += T_[k].apply_transpose(projected_bias);
       }
     }
-    acceleration.resize(tree_->velocity_dimension());
+    acceleration.resize(nodes_.velocity_dimension());
     root_acceleration_ = root_gravity_acceleration();
-    if (tree_->floating_base) {
+    if (nodes_.floating_base) {
       // I^A_0 A_0 + p_0 = W_applied: the base has no joint, its force is an applied wrench.
       const Vec6 applied = base_from_body_wrench_ * force.head<6>();
       const Vec6 base_acceleration = root_articulated.ldlt().solve(applied - root_bias);
@@ -126,43 +143,42 @@ class RecursiveDynamics final : public TreeDynamics {
 
   void mass_matrix(const TreeState& state, Eigen::MatrixXd& mass) override {
     check_sizes(state, nullptr, "");
-    kinematics(state, false);
-    const int n = tree_->dof();
+    kinematics(state, false, false);
+    const int n = nodes_.dof();
     const int offset = base_offset();
-    const int nv = tree_->velocity_dimension();
+    const int nv = nodes_.velocity_dimension();
     mass.setZero(nv, nv);
-    for (int i = 0; i < n; ++i) articulated_[static_cast<std::size_t>(i)] = M_[static_cast<std::size_t>(i)];  // composite inertia
+    for (int i = 0; i < n; ++i) articulated_[static_cast<std::size_t>(i)] = inertia(static_cast<std::size_t>(i));  // composite inertia
     Mat6 root_composite = root_inertia_;
     for (int i = n - 1; i >= 0; --i) {
       const auto k = static_cast<std::size_t>(i);
-      const Mat6 to_parent = T_[k].congruence(articulated_[k]);
-      if (tree_->parent[k] >= 0) articulated_[static_cast<std::size_t>(tree_->parent[k])] += to_parent;
-      else if (tree_->floating_base) root_composite += to_parent;
+      if (nodes_.parent[k] >= 0) articulated_[static_cast<std::size_t>(nodes_.parent[k])] += T_[k].congruence(articulated_[k]);
+      else if (nodes_.floating_base) root_composite += T_[k].congruence(articulated_[k]);
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       Vec6 F = articulated_[k] * S_[k];
       mass(offset + i, offset + i) = S_[k].dot(F);
       int j = i;
-      while (tree_->parent[static_cast<std::size_t>(j)] >= 0) {
+      while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
         F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
-        j = tree_->parent[static_cast<std::size_t>(j)];
+        j = nodes_.parent[static_cast<std::size_t>(j)];
         mass(offset + i, offset + j) = mass(offset + j, offset + i) = S_[static_cast<std::size_t>(j)].dot(F);
       }
-      if (tree_->floating_base) {
+      if (nodes_.floating_base) {
         F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
         const Vec6 column = base_to_body_.transpose() * F;
         mass.block<6, 1>(0, offset + i) = column;
         mass.block<1, 6>(offset + i, 0) = column.transpose();
       }
     }
-    if (tree_->floating_base) mass.topLeftCorner<6, 6>() = base_to_body_.transpose() * root_composite * base_to_body_;
+    if (nodes_.floating_base) mass.topLeftCorner<6, 6>() = base_to_body_.transpose() * root_composite * base_to_body_;
   }
 
   void forward_dynamics_cholesky(const TreeState& state, const Eigen::VectorXd& force,
                                  Eigen::VectorXd& acceleration) override {
     check_sizes(state, &force, "force");
-    zero_acceleration_.setZero(tree_->velocity_dimension());
+    zero_acceleration_.setZero(nodes_.velocity_dimension());
     inverse_dynamics(state, zero_acceleration_, bias_);
     mass_matrix(state, mass_);
     cholesky_.compute(mass_);
@@ -174,18 +190,18 @@ class RecursiveDynamics final : public TreeDynamics {
   void gravity_forces(const TreeState& state, Eigen::VectorXd& force) override {
     TreeState at_rest = state;
     at_rest.base_twist.setZero();
-    at_rest.qd.setZero(tree_->dof());
-    zero_acceleration_.setZero(tree_->velocity_dimension());
+    at_rest.qd.setZero(nodes_.dof());
+    zero_acceleration_.setZero(nodes_.velocity_dimension());
     inverse_dynamics(at_rest, zero_acceleration_, force);
   }
 
   void body_kinematics(const TreeState& state, const Eigen::VectorXd& acceleration, BodyKinematics& out) override {
     check_sizes(state, &acceleration, "acceleration");
     kinematics(state, true);
-    const int n = tree_->dof();
+    const int n = nodes_.dof();
     const int offset = base_offset();
     root_acceleration_ = Vec6::Zero();
-    if (tree_->floating_base)
+    if (nodes_.floating_base)
       root_acceleration_ = base_to_body_ * acceleration.head<6>() + Policy::frame_rate_term(state.base, state.base_twist);
     node_body_twist_.resize(static_cast<std::size_t>(n));
     node_body_acceleration_.resize(static_cast<std::size_t>(n));
@@ -196,20 +212,20 @@ class RecursiveDynamics final : public TreeDynamics {
       node_body_twist_[k] = Phi.lu().solve(V_[k]);
       node_body_acceleration_[k] = Phi.lu().solve(A_[k] - Policy::frame_rate_term(pose_[k], node_body_twist_[k]));
     }
-    const std::size_t bodies = tree_->body_node.size();
+    const std::size_t bodies = nodes_.body_node.size();
     out.poses.resize(bodies);
     out.twists.resize(bodies);
     out.accelerations.resize(bodies);
     for (std::size_t b = 0; b < bodies; ++b) {
-      const int node = tree_->body_node[b];
-      const Pose& offset_pose = tree_->body_offset[b];
+      const int node = nodes_.body_node[b];
+      const Pose& offset_pose = nodes_.body_offset[b];
       Pose frame;
       Vec6 twist = Vec6::Zero(), rate = Vec6::Zero();
       if (node >= 0) {
         frame = pose_[static_cast<std::size_t>(node)];
         twist = node_body_twist_[static_cast<std::size_t>(node)];
         rate = node_body_acceleration_[static_cast<std::size_t>(node)];
-      } else if (tree_->floating_base) {
+      } else if (nodes_.floating_base) {
         frame = state.base;
         twist = state.base_twist;
         rate = acceleration.head<6>();
@@ -225,14 +241,14 @@ class RecursiveDynamics final : public TreeDynamics {
                       std::vector<Matrix6X>* jacobian_rates) override {
     check_sizes(state, nullptr, "");
     spatial_jacobians(state);
-    const std::size_t bodies = tree_->body_node.size();
-    const int nv = tree_->velocity_dimension();
+    const std::size_t bodies = nodes_.body_node.size();
+    const int nv = nodes_.velocity_dimension();
     jacobians.assign(bodies, Matrix6X::Zero(6, nv));
     if (jacobian_rates) jacobian_rates->assign(bodies, Matrix6X::Zero(6, nv));
     for (std::size_t b = 0; b < bodies; ++b) {
-      const int node = tree_->body_node[b];
-      if (node < 0 && !tree_->floating_base) continue;  // welded to the world
-      const Pose body_pose = se3::compose(node >= 0 ? pose_[static_cast<std::size_t>(node)] : state.base, tree_->body_offset[b]);
+      const int node = nodes_.body_node[b];
+      if (node < 0 && !nodes_.floating_base) continue;  // welded to the world
+      const Pose body_pose = se3::compose(node >= 0 ? pose_[static_cast<std::size_t>(node)] : state.base, nodes_.body_offset[b]);
       const Mat6 to_body = se3::Ad_inverse(body_pose);
       const Vec6 body_spatial_twist = node >= 0 ? spatial_twist_[static_cast<std::size_t>(node)] : spatial_base_twist_;
       for (int column : ancestor_columns(node)) {
@@ -249,80 +265,114 @@ class RecursiveDynamics final : public TreeDynamics {
     // C = sum_b J_b^T (M_b J_b' + (M_b ad_{V_b} - ad_{V_b}^T M_b) J_b) in body-fixed terms: the
     // middle factor is skew, so M' - 2C is skew (000 section 6.2, C_skew).
     spatial_jacobians(state);
-    const int nv = tree_->velocity_dimension();
+    const int nv = nodes_.velocity_dimension();
     coriolis.setZero(nv, nv);
     Eigen::VectorXd u(nv);
-    if (tree_->floating_base) u << state.base_twist, state.qd;
+    if (nodes_.floating_base) u << state.base_twist, state.qd;
     else u = state.qd;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(tree_->dof()); ++i) add_coriolis(tree_->inertia[i], node_index_jacobian(static_cast<int>(i), state), u, coriolis);
-    if (tree_->floating_base) add_coriolis(tree_->base_inertia, node_index_jacobian(-1, state), u, coriolis);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(nodes_.dof()); ++i) add_coriolis(nodes_.inertia[i], node_index_jacobian(static_cast<int>(i), state), u, coriolis);
+    if (nodes_.floating_base) add_coriolis(nodes_.base_inertia, node_index_jacobian(-1, state), u, coriolis);
   }
 
  private:
-  int base_offset() const { return tree_->floating_base ? 6 : 0; }
+  int base_offset() const { return nodes_.floating_base ? 6 : 0; }
 
   void check_sizes(const TreeState& state, const Eigen::VectorXd* vector, const char* what) const {
-    const auto n = static_cast<Eigen::Index>(tree_->dof());
+    const auto n = static_cast<Eigen::Index>(nodes_.dof());
     if (state.q.size() != n || state.qd.size() != n)
       throw Error("tree state has " + std::to_string(state.q.size()) + " coordinates and " +
                   std::to_string(state.qd.size()) + " rates; the tree has " + std::to_string(n) + " degrees of freedom");
-    if (vector && vector->size() != tree_->velocity_dimension())
+    if (vector && vector->size() != nodes_.velocity_dimension())
       throw Error(std::string(what) + " has " + std::to_string(vector->size()) + " entries; expected " +
-                  std::to_string(tree_->velocity_dimension()));
+                  std::to_string(nodes_.velocity_dimension()));
   }
 
   Vec6 root_gravity_acceleration() const {
     Vec6 a = Vec6::Zero();
-    a.tail<3>() = -tree_->gravity;  // (0; -g) in world-resolved coordinates of every policy's root
-    if (tree_->floating_base) {
+    a.tail<3>() = -nodes_.gravity;  // (0; -g) in world-resolved coordinates of every policy's root
+    if (nodes_.floating_base) {
       // (0; -R^T g) in body coordinates of the base, mapped to the policy's coordinates.
       Vec6 body = Vec6::Zero();
-      body.tail<3>() = -(base_pose_.R.transpose() * tree_->gravity);
+      body.tail<3>() = -(base_pose_.R.transpose() * nodes_.gravity);
       return Policy::from_body(base_pose_, body);
     }
     return a;
   }
 
   const Vec6& parent_acceleration(int i) const {
-    const int p = tree_->parent[static_cast<std::size_t>(i)];
+    const int p = nodes_.parent[static_cast<std::size_t>(i)];
     return p >= 0 ? A_[static_cast<std::size_t>(p)] : root_acceleration_;
   }
 
-  // Forward kinematics: poses, transforms, screws, inertias and (optionally) twists and
-  // velocity terms of every node.
-  void kinematics(const TreeState& state, bool with_velocities) {
-    const int n = tree_->dof();
-    base_pose_ = tree_->floating_base ? state.base : Pose{};
-    root_twist_ = tree_->floating_base ? Policy::from_body(state.base, state.base_twist) : Vec6::Zero();
-    if (tree_->floating_base) {
-      root_inertia_ = Policy::inertia(state.base, tree_->base_inertia);
+  // The floating base (root) quantities of the policy.
+  void root_kinematics(const TreeState& state) {
+    base_pose_ = nodes_.floating_base ? state.base : Pose{};
+    root_twist_ = nodes_.floating_base ? Policy::from_body(state.base, state.base_twist) : Vec6::Zero();
+    if (nodes_.floating_base) {
+      root_inertia_ = Policy::inertia(state.base, nodes_.base_inertia);
       base_to_body_ = Policy::to_body(state.base);
       base_to_body_inverse_ = base_to_body_.inverse();
       base_from_body_wrench_ = base_to_body_inverse_.transpose();
     } else {
       root_inertia_.setZero();
     }
-    for (int i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      const int p = tree_->parent[k];
-      const Pose& parent_pose = p >= 0 ? pose_[static_cast<std::size_t>(p)] : base_pose_;
-      const Pose relative = se3::compose(tree_->reference[k], se3::exp(tree_->screw[k] * state.q(i)));  // B_i exp(X_i q_i)
-      pose_[k] = se3::compose(parent_pose, relative);
-      T_[k] = Policy::transform(parent_pose, pose_[k], relative);
-      S_[k] = Policy::screw(pose_[k], tree_->screw[k]);
-      M_[k] = Policy::inertia(pose_[k], tree_->inertia[k]);
-      if (with_velocities) {
-        const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
-        V_[k] = T_[k].apply(parent_twist) + S_[k] * state.qd(i);
-        c_[k] = Policy::velocity_term(parent_pose, pose_[k], parent_twist, V_[k], S_[k], state.qd(i));
-      }
+  }
+
+  // C_{parent,i} = B_i exp(X_i q_i) for an aligned screw X_i = s (e_z; h e_z) or s (0; e_z):
+  // B_i times a rotation about z by s q and a shift along z.
+  LIEMBS_STRONG_INLINE Pose joint_pose(std::size_t k, double q) const {
+    const Pose& B = nodes_.reference[k];
+    const double s = aligned_.scale[k];
+    Pose C;
+    if (aligned_.motion[k] == AlignedTree::Motion::prismatic) {
+      C.R = B.R;
+      C.r = B.r + B.R.col(2) * (s * q);
+      return C;
     }
+    const double angle = s * q, cos_angle = std::cos(angle), sin_angle = std::sin(angle);
+    C.R.col(0) = cos_angle * B.R.col(0) + sin_angle * B.R.col(1);
+    C.R.col(1) = cos_angle * B.R.col(1) - sin_angle * B.R.col(0);
+    C.R.col(2) = B.R.col(2);
+    C.r = B.r;
+    if (aligned_.motion[k] == AlignedTree::Motion::helical) C.r += B.R.col(2) * (aligned_.pitch[k] * angle);
+    return C;
+  }
+
+  LIEMBS_STRONG_INLINE const Mat6& inertia(std::size_t k) const {
+    if constexpr (Policy::constant_inertia) return nodes_.inertia[k];
+    else return M_[k];
+  }
+
+  // Forward kinematics of node k (its parent done): transform, screw, inertia, and
+  // optionally twist and velocity term; the world pose when the policy or the caller needs it.
+  LIEMBS_STRONG_INLINE void node_kinematics(std::size_t k, const TreeState& state, bool with_velocities,
+                                            bool world_pose) {
+    const int p = nodes_.parent[k];
+    const Pose& parent_pose = p >= 0 ? pose_[static_cast<std::size_t>(p)] : base_pose_;
+    const auto i = static_cast<Eigen::Index>(k);
+    const Pose relative = joint_pose(k, state.q(i));
+    if (Policy::needs_world_pose || world_pose) pose_[k] = se3::compose(parent_pose, relative);
+    T_[k] = Policy::transform(parent_pose, pose_[k], relative);
+    S_[k] = Policy::screw(pose_[k], nodes_.screw[k]);
+    if constexpr (!Policy::constant_inertia) M_[k] = Policy::inertia(pose_[k], nodes_.inertia[k]);
+    if (with_velocities) {
+      const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
+      const double qd = state.qd(i);
+      V_[k] = T_[k].apply(parent_twist) + S_[k] * qd;
+      c_[k] = Policy::velocity_term(parent_pose, pose_[k], parent_twist, V_[k], S_[k], qd);
+    }
+  }
+
+  void kinematics(const TreeState& state, bool with_velocities, bool world_poses = true) {
+    root_kinematics(state);
+    for (std::size_t k = 0; k < static_cast<std::size_t>(nodes_.dof()); ++k)
+      node_kinematics(k, state, with_velocities, world_poses);
   }
 
   // Adds `sign` times the model's loads to the node wrenches W_ (and the base's).
   void apply_loads(double sign) {
     root_load_.setZero();
-    for (const auto& load : tree_->loads) {
+    for (const auto& load : nodes_.loads) {
       const Pose& frame = load.node >= 0 ? pose_[static_cast<std::size_t>(load.node)] : base_pose_;
       Vec6 body_wrench = load.wrench;
       if (load.world_frame) {
@@ -339,14 +389,14 @@ class RecursiveDynamics final : public TreeDynamics {
   // (000 eq. 17), from this policy's poses and twists.
   void spatial_jacobians(const TreeState& state) {
     kinematics(state, true);
-    const int n = tree_->dof();
+    const int n = nodes_.dof();
     const int offset = base_offset();
-    const int nv = tree_->velocity_dimension();
+    const int nv = nodes_.velocity_dimension();
     spatial_columns_.resize(6, nv);
     spatial_column_rates_.resize(6, nv);
     spatial_twist_.resize(static_cast<std::size_t>(n));
-    spatial_base_twist_ = tree_->floating_base ? Vec6(se3::Ad(state.base) * state.base_twist) : Vec6::Zero();
-    if (tree_->floating_base) {
+    spatial_base_twist_ = nodes_.floating_base ? Vec6(se3::Ad(state.base) * state.base_twist) : Vec6::Zero();
+    if (nodes_.floating_base) {
       const Mat6 Ad_base = se3::Ad(state.base);
       spatial_columns_.leftCols<6>() = Ad_base;
       spatial_column_rates_.leftCols<6>() = se3::ad(spatial_base_twist_) * Ad_base;  // d/dt Ad_C = ad_{V^s} Ad_C
@@ -355,7 +405,7 @@ class RecursiveDynamics final : public TreeDynamics {
       const auto k = static_cast<std::size_t>(i);
       const Mat6 Phi = Policy::to_body(pose_[k]);
       spatial_twist_[k] = se3::Ad(pose_[k]) * Phi.lu().solve(V_[k]);
-      const Vec6 column = se3::Ad(pose_[k]) * tree_->screw[k];
+      const Vec6 column = se3::Ad(pose_[k]) * nodes_.screw[k];
       spatial_columns_.col(offset + i) = column;
       spatial_column_rates_.col(offset + i) = se3::bracket(spatial_twist_[k], column);
     }
@@ -363,15 +413,15 @@ class RecursiveDynamics final : public TreeDynamics {
 
   std::vector<int> ancestor_columns(int node) const {
     std::vector<int> columns;
-    for (int j = node; j >= 0; j = tree_->parent[static_cast<std::size_t>(j)]) columns.push_back(base_offset() + j);
-    if (tree_->floating_base)
+    for (int j = node; j >= 0; j = nodes_.parent[static_cast<std::size_t>(j)]) columns.push_back(base_offset() + j);
+    if (nodes_.floating_base)
       for (int c = 0; c < 6; ++c) columns.push_back(c);
     return columns;
   }
 
   // Body Jacobian of a node frame (node -1: the base) and its rate, from spatial columns.
   std::pair<Matrix6X, Matrix6X> node_index_jacobian(int node, const TreeState& state) const {
-    const int nv = tree_->velocity_dimension();
+    const int nv = nodes_.velocity_dimension();
     Matrix6X J = Matrix6X::Zero(6, nv), Jdot = Matrix6X::Zero(6, nv);
     const Pose& frame = node >= 0 ? pose_[static_cast<std::size_t>(node)] : state.base;
     const Vec6& twist = node >= 0 ? spatial_twist_[static_cast<std::size_t>(node)] : spatial_base_twist_;
@@ -392,7 +442,10 @@ class RecursiveDynamics final : public TreeDynamics {
     coriolis.noalias() += J.transpose() * (M * jacobian.second + skew * J);
   }
 
-  std::shared_ptr<const KinematicTree> tree_;
+  std::shared_ptr<const KinematicTree> tree_;  // as the user compiled it
+  AlignedTree aligned_;
+  const KinematicTree& nodes_;  // aligned_.tree: the node frames the kernels work in
+  bool world_loads_ = false;    // a load given in the world frame needs the node poses
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
   std::vector<Vec6> S_, V_, c_, A_, W_, U_;

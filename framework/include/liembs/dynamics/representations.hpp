@@ -17,7 +17,7 @@ namespace liembs::representations {
 
 // -ad_V^T h = (omega x L + v x p, omega x p) for a momentum h = (L, p): the velocity-product
 // wrench of the body-fixed and spatial Newton-Euler equations (000 eqs. 39, 42).
-inline Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
+LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
   Vec6 b;
   b.head<3>() = V.head<3>().cross(h.head<3>()) + V.tail<3>().cross(h.tail<3>());
   b.tail<3>() = V.head<3>().cross(h.tail<3>());
@@ -29,50 +29,53 @@ struct BodyFixed {
   static constexpr const char* name = "body-fixed";
   using Transform = twist_transforms::Adjoint;
 
-  // T_i = Ad_{C_{i,parent}} with C_{parent,i} = relative.
-  static Transform transform(const Pose&, const Pose&, const Pose& relative) {
-    Transform T;
-    T.R = relative.R.transpose();
-    T.p = -(T.R * relative.r);
-    return T;
-  }
-  static Vec6 screw(const Pose&, const Vec6& X) { return X; }
+  // The inertia of a node is constant and the recursion needs no world poses.
+  static constexpr bool constant_inertia = true;
+  static constexpr bool needs_world_pose = false;
+
+  // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1} with C_{parent,i} = relative.
+  LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose& relative) { return {relative}; }
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose&, const Vec6& X) { return X; }
   // (67c): -q' ad_X V_i = [V_i, X q']
-  static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const Vec6& S, double qd) {
+  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const Vec6& S, double qd) {
     return se3::bracket(V, S) * qd;
   }
-  static Mat6 inertia(const Pose&, const Mat6& M_body) { return M_body; }
+  LIEMBS_STRONG_INLINE static const Mat6& inertia(const Pose&, const Mat6& M_body) { return M_body; }
   // (68a): -ad_V^T M V
-  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
-  static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
-  static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
-  static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
-  static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
+  LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
+  LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
+  LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
+  LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }
 };
 
 // Spatial: V^s = Ad_C V^b, all quantities in the world frame (000 section 4.2, eqs. 69-72).
 struct Spatial {
   static constexpr const char* name = "spatial";
   using Transform = twist_transforms::Identity;
+  static constexpr bool constant_inertia = false;
+  static constexpr bool needs_world_pose = true;
 
-  static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
-  static Vec6 screw(const Pose& C, const Vec6& X) { return se3::Ad(C) * X; }   // J^s_i (71b)
+  LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
+  // J^s_i = Ad_C X (71b)
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const Vec6& X) {
+    Vec6 S;
+    S.head<3>().noalias() = C.R * X.head<3>();
+    S.tail<3>().noalias() = C.R * X.tail<3>();
+    S.tail<3>() += C.r.cross(S.head<3>());
+    return S;
+  }
   // (71d): ad_{V_parent} V_i = ad_{V_parent} S q'
-  static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
+  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
     return se3::bracket(V_parent, S) * qd;
   }
-  // (72a) Ad_C^-T M^b Ad_C^-1, by 3x3 blocks: Ad_C^-1 = Ad_(R^T, -R^T r)
-  static Mat6 inertia(const Pose& C, const Mat6& M_body) {
-    twist_transforms::Adjoint to_body;
-    to_body.R = C.R.transpose();
-    to_body.p = -(to_body.R * C.r);
-    return to_body.congruence(M_body);
-  }
-  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
-  static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
-  static Vec6 from_body(const Pose& C, const Vec6& V_body) { return se3::Ad(C) * V_body; }
-  static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return se3::Ad_inverse(C).transpose() * W_body; }
-  static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }  // Ad_C ad_V V = 0
+  // (72a) Ad_C^-T M^b Ad_C^-1, by 3x3 blocks
+  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) { return twist_transforms::Adjoint{C}.congruence(M_body); }
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
+  LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
+  LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) { return screw(C, V_body); }
+  LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return se3::Ad_inverse(C).transpose() * W_body; }
+  LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }  // Ad_C ad_V V = 0
 };
 
 // Hybrid: V^h = (omega^s, r') = Ad_R V^b, measured at the node origin, resolved in the world
@@ -80,22 +83,24 @@ struct Spatial {
 struct Hybrid {
   static constexpr const char* name = "hybrid";
   using Transform = twist_transforms::PointShift;
+  static constexpr bool constant_inertia = false;
+  static constexpr bool needs_world_pose = true;
 
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
-  static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
-  static Vec6 screw(const Pose& C, const Vec6& X) {                            // ^0X_i^i (76b)
+  LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const Vec6& X) {                            // ^0X_i^i (76b)
     Vec6 S;
     S << C.R * X.head<3>(), C.R * X.tail<3>();
     return S;
   }
   // (76d): (0; (r'_parent - r'_i) x omega_parent) + ad_{omega_i} S q'
-  static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6& V, const Vec6& S, double qd) {
+  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6& V, const Vec6& S, double qd) {
     Vec6 c;
     c.head<3>() = V.head<3>().cross(S.head<3>()) * qd;
     c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(V_parent.head<3>()) + V.head<3>().cross(S.tail<3>()) * qd;
     return c;
   }
-  static Mat6 inertia(const Pose& C, const Mat6& M_body) {                     // (77a) Ad_R M Ad_R^T
+  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) {                     // (77a) Ad_R M Ad_R^T
     Mat6 M;
     M.topLeftCorner<3, 3>() = C.R * M_body.topLeftCorner<3, 3>() * C.R.transpose();
     M.topRightCorner<3, 3>() = C.R * M_body.topRightCorner<3, 3>() * C.R.transpose();
@@ -104,27 +109,27 @@ struct Hybrid {
     return M;
   }
   // (77b): ad_{omega} M (omega; 0), ad_{(omega;0)} = diag(omega~, omega~)
-  static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) {
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
     const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w;
     Vec6 b;
     b << w.cross(L), w.cross(p);
     return b;
   }
-  static Mat6 to_body(const Pose& C) {
+  LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Zero();
     Phi.topLeftCorner<3, 3>() = C.R;
     Phi.bottomRightCorner<3, 3>() = C.R;
     return Phi;
   }
-  static Vec6 from_body(const Pose& C, const Vec6& V_body) {
+  LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
     Vec6 V;
     V << C.R * V_body.head<3>(), C.R * V_body.tail<3>();
     return V;
   }
-  static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // Ad_R^-T = Ad_R
+  LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // Ad_R^-T = Ad_R
   // d/dt(Ad_R) V^b = (0; omega^s x r')  (000 section 2.4)
-  static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) {
+  LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) {
     Vec6 c;
     c << Vec3::Zero(), (C.R * V_body.head<3>()).cross(C.R * V_body.tail<3>());
     return c;
@@ -136,17 +141,19 @@ struct Hybrid {
 struct Mixed {
   static constexpr const char* name = "mixed";
   using Transform = twist_transforms::RotateAndShift;
+  static constexpr bool constant_inertia = false;
+  static constexpr bool needs_world_pose = true;
 
-  static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
+  LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
     return {relative.R.transpose(), parent.R, parent.r - node.r};
   }
-  static Vec6 screw(const Pose& C, const Vec6& X) {
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const Vec6& X) {
     Vec6 S;
     S << X.head<3>(), C.R * X.tail<3>();
     return S;
   }
   // P_i times the hybrid term: ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q')
-  static Vec6 velocity_term(const Pose& parent, const Pose& node, const Vec6& V_parent, const Vec6& V, const Vec6& S,
+  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose& parent, const Pose& node, const Vec6& V_parent, const Vec6& V, const Vec6& S,
                             double qd) {
     const Vec3 parent_omega = parent.R * V_parent.head<3>();
     const Vec3 omega = node.R * V.head<3>();
@@ -156,7 +163,7 @@ struct Mixed {
     return c;
   }
   // diag(1, R) M^b diag(1, R^T)
-  static Mat6 inertia(const Pose& C, const Mat6& M_body) {
+  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) {
     Mat6 M;
     M.topLeftCorner<3, 3>() = M_body.topLeftCorner<3, 3>();
     M.topRightCorner<3, 3>() = M_body.topRightCorner<3, 3>() * C.R.transpose();
@@ -165,25 +172,25 @@ struct Mixed {
     return M;
   }
   // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0)
-  static Vec6 bias_wrench(const Pose& C, const Mat6& M, const Vec6& V) {
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose& C, const Mat6& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
     const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w;
     Vec6 b;
     b << w.cross(L), (C.R * w).cross(p);
     return b;
   }
-  static Mat6 to_body(const Pose& C) {
+  LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Identity();
     Phi.bottomRightCorner<3, 3>() = C.R;
     return Phi;
   }
-  static Vec6 from_body(const Pose& C, const Vec6& V_body) {
+  LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
     Vec6 V;
     V << V_body.head<3>(), C.R * V_body.tail<3>();
     return V;
   }
-  static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // orthogonal Phi
-  static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) { return Hybrid::frame_rate_term(C, V_body); }
+  LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // orthogonal Phi
+  LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) { return Hybrid::frame_rate_term(C, V_body); }
 };
 
 }  // namespace liembs::representations

@@ -9,67 +9,83 @@
 
 namespace liembs::twist_transforms {
 
-// Ad_(R, p) = [[R, 0], [p~ R, R]].
-struct Adjoint {
-  Mat3 R = Mat3::Identity();
-  Vec3 p = Vec3::Zero();
+// hat(r) M, column by column (18 products instead of 27).
+LIEMBS_STRONG_INLINE Mat3 hat_times(const Vec3& r, const Mat3& M) {
+  Mat3 out;
+  out.col(0) = r.cross(M.col(0));
+  out.col(1) = r.cross(M.col(1));
+  out.col(2) = r.cross(M.col(2));
+  return out;
+}
 
-  Vec6 apply(const Vec6& V) const {
+// Ad_{C^-1} = [[R^T, 0], [-R^T r~, R^T]] for C = (R, r), the pose of the child frame in the
+// parent frame: parent-frame twists to child-frame twists.
+struct Adjoint {
+  Pose C;
+
+  LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
     Vec6 out;
-    out.head<3>() = R * V.head<3>();
-    out.tail<3>() = R * V.tail<3>() + p.cross(out.head<3>());
+    out.head<3>().noalias() = C.R.transpose() * V.head<3>();
+    out.tail<3>().noalias() = C.R.transpose() * (V.tail<3>() - C.r.cross(V.head<3>()));
     return out;
   }
-  // Ad^T W = (R^T (m - p x f), R^T f)
-  Vec6 apply_transpose(const Vec6& W) const {
+  // Ad_{C^-1}^T (m, f) = (R m + r x R f, R f): child-frame wrenches to the parent frame.
+  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
     Vec6 out;
-    out.head<3>() = R.transpose() * (W.head<3>() - p.cross(W.tail<3>()));
-    out.tail<3>() = R.transpose() * W.tail<3>();
+    out.tail<3>().noalias() = C.R * W.tail<3>();
+    out.head<3>().noalias() = C.R * W.head<3>();
+    out.head<3>() += C.r.cross(out.tail<3>());
     return out;
   }
-  // Ad^T I Ad, by blocks of I = [[A, B], [B^T, D]]
-  Mat6 congruence(const Mat6& I) const {
-    const Mat3 P = so3::hat(p);
-    const Mat3 A = I.topLeftCorner<3, 3>(), B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
-    // Ad = [[1, 0], [P, 1]] diag(R, R): the point change first (as in PointShift), then
-    // the rotation of every block.
-    const Mat3 B2 = B - P * D;
-    const Mat3 A2 = A + B * P - P * B.transpose() - P * D * P;  // P^T = -P
+  // Ad_{C^-1}^T I Ad_{C^-1}: the child-frame inertia I = [[A, B], [B^T, D]] in the parent
+  // frame. Ad_{C^-1} = diag(R^T, R^T) [[1, 0], [-P, 1]], P = r~: rotate every block, then
+  // shift the reference point: A - B P + P B^T - P D P, B + P D, D.
+  LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
+    const Mat3& R = C.R;
+    const Mat3 A = R * I.topLeftCorner<3, 3>() * R.transpose();
+    const Mat3 B = R * I.topRightCorner<3, 3>() * R.transpose();
+    const Mat3 D = R * I.bottomRightCorner<3, 3>() * R.transpose();
+    const Mat3 PD = hat_times(C.r, D);
+    const Mat3 PBt = hat_times(C.r, B.transpose());     // -B P = (P B^T)^T
+    const Mat3 PDP = -hat_times(C.r, PD.transpose());   // P D P = -P (P D)^T
     Mat6 out;
-    out.topLeftCorner<3, 3>() = R.transpose() * A2 * R;
-    out.topRightCorner<3, 3>() = R.transpose() * B2 * R;
+    out.topLeftCorner<3, 3>() = A + PBt + PBt.transpose() - PDP;
+    out.topRightCorner<3, 3>() = B + PD;
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
-    out.bottomRightCorner<3, 3>() = R.transpose() * D * R;
+    out.bottomRightCorner<3, 3>() = D;
     return out;
   }
 };
 
 struct Identity {
-  Vec6 apply(const Vec6& V) const { return V; }
-  Vec6 apply_transpose(const Vec6& W) const { return W; }
-  Mat6 congruence(const Mat6& I) const { return I; }
+  LIEMBS_STRONG_INLINE const Vec6& apply(const Vec6& V) const { return V; }
+  LIEMBS_STRONG_INLINE const Vec6& apply_transpose(const Vec6& W) const { return W; }
+  LIEMBS_STRONG_INLINE const Mat6& congruence(const Mat6& I) const { return I; }
 };
 
 // Ad_(1, r) = [[1, 0], [r~, 1]]: the same motion seen from a point shifted by -r.
 struct PointShift {
   Vec3 r = Vec3::Zero();
 
-  Vec6 apply(const Vec6& V) const {
+  LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
     Vec6 out = V;
     out.tail<3>() += r.cross(V.head<3>());
     return out;
   }
-  Vec6 apply_transpose(const Vec6& W) const {
+  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
     Vec6 out = W;
     out.head<3>() -= r.cross(W.tail<3>());
     return out;
   }
-  Mat6 congruence(const Mat6& I) const {
-    const Mat3 P = so3::hat(r);
-    const Mat3 A = I.topLeftCorner<3, 3>(), B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
+  // [[1, 0], [P, 1]]^T I [[1, 0], [P, 1]], P = r~: A + B P - P B^T - P D P, B - P D, D.
+  LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
+    const Mat3 B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
+    const Mat3 PD = hat_times(r, D);
+    const Mat3 PBt = hat_times(r, B.transpose());     // B P = -(P B^T)^T
+    const Mat3 PDP = -hat_times(r, PD.transpose());   // P D P = -P (P D)^T
     Mat6 out;
-    out.topLeftCorner<3, 3>() = A + B * P - P * B.transpose() - P * D * P;
-    out.topRightCorner<3, 3>() = B - P * D;
+    out.topLeftCorner<3, 3>() = I.topLeftCorner<3, 3>() - PBt.transpose() - PBt - PDP;
+    out.topRightCorner<3, 3>() = B - PD;
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
     out.bottomRightCorner<3, 3>() = D;
     return out;
@@ -82,21 +98,21 @@ struct RotateAndShift {
   Mat3 Rp = Mat3::Identity();  // R_parent
   Vec3 r = Vec3::Zero();       // r_parent - r_child
 
-  Vec6 apply(const Vec6& V) const {
+  LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
     Vec6 out;
     out.head<3>() = Q * V.head<3>();
     out.tail<3>() = V.tail<3>() + r.cross(Rp * V.head<3>());
     return out;
   }
-  Vec6 apply_transpose(const Vec6& W) const {
+  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
     Vec6 out;
     out.head<3>() = Q.transpose() * W.head<3>() - Rp.transpose() * r.cross(W.tail<3>());
     out.tail<3>() = W.tail<3>();
     return out;
   }
-  Mat6 congruence(const Mat6& I) const {
+  LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     // T = [[Q, 0], [K, 1]] with K = r~ Rp.
-    const Mat3 K = so3::hat(r) * Rp;
+    const Mat3 K = hat_times(r, Rp);
     const Mat3 A = I.topLeftCorner<3, 3>(), B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
     Mat6 out;
     out.topLeftCorner<3, 3>() = Q.transpose() * A * Q + Q.transpose() * B * K + K.transpose() * B.transpose() * Q +

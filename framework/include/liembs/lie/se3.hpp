@@ -55,7 +55,7 @@ inline Mat6 ad(const Vec6& X) {
 }
 
 // [a, b] = ad_a b = (w_a x w_b, w_a x v_b - w_b x v_a)  (002 section 2.1)
-inline Vec6 bracket(const Vec6& a, const Vec6& b) {
+LIEMBS_STRONG_INLINE Vec6 bracket(const Vec6& a, const Vec6& b) {
   const Vec3 wa = a.head<3>(), va = a.tail<3>(), wb = b.head<3>(), vb = b.tail<3>();
   Vec6 out;
   out << wa.cross(wb), wa.cross(vb) + va.cross(wb);
@@ -68,7 +68,7 @@ inline Mat6 coad(const Vec6& X) { return -ad(X).transpose(); }
 // ---------------------------------------------------------------------------------------
 // Group
 
-inline Pose compose(const Pose& a, const Pose& b) {
+LIEMBS_STRONG_INLINE Pose compose(const Pose& a, const Pose& b) {
   Pose out;
   out.R = a.R * b.R;
   out.r = a.r + a.R * b.r;

@@ -8,6 +8,14 @@
 //     it maps body point coordinates p to R p + r.
 #include <Eigen/Dense>
 
+// Forces inlining of the small fixed-size kernels the recursive algorithms are built from:
+// GCC otherwise leaves some of them as calls inside the per-body loops.
+#if defined(__GNUC__)
+#define LIEMBS_STRONG_INLINE __attribute__((always_inline)) inline
+#else
+#define LIEMBS_STRONG_INLINE inline
+#endif
+
 namespace liembs {
 
 using Vec3 = Eigen::Vector3d;
