@@ -48,6 +48,10 @@ class RecursiveDynamics final : public TreeDynamics {
     D_.resize(n);
     u_.resize(n);
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
+    axial_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) axial_[k] = {nodes_.screw[k](2), nodes_.screw[k](5)};
+    if (Policy::constant_inertia)
+      for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
   }
 
   std::string_view representation() const override { return Policy::name; }
@@ -66,16 +70,16 @@ class RecursiveDynamics final : public TreeDynamics {
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       node_kinematics(k, state, true, poses);
-      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k] + S_[k] * acceleration(offset + i);
-      const Mat6& M = inertia(k);
-      W_[k].noalias() = M * A_[k];
-      W_[k] += Policy::bias_wrench(pose_[k], M, V_[k]);
+      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k];
+      add_screw(A_[k], S_[k], acceleration(offset + i));
+      const auto& M = inertia(k);
+      W_[k] = M * A_[k] + Policy::bias_wrench(pose_[k], M, V_[k]);
     }
     apply_loads(-1.0);
     if (nodes_.floating_base) root_wrench_ = root_inertia_ * root_acceleration_ + Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
     for (int i = n - 1; i >= 0; --i) {
       const auto k = static_cast<std::size_t>(i);
-      force(offset + i) = S_[k].dot(W_[k]);
+      force(offset + i) = screw_dot(S_[k], W_[k]);
       const int p = nodes_.parent[k];
       if (p >= 0) W_[static_cast<std::size_t>(p)] += T_[k].apply_transpose(W_[k]);
       else if (nodes_.floating_base) root_wrench_ += T_[k].apply_transpose(W_[k]);
@@ -92,8 +96,8 @@ class RecursiveDynamics final : public TreeDynamics {
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       node_kinematics(k, state, true, poses);
-      articulated_[k] = inertia(k);
-      W_[k] = Policy::bias_wrench(pose_[k], articulated_[k], V_[k]);  // articulated bias wrench p_i
+      articulated_[k] = inertia_matrix(k);
+      W_[k] = Policy::bias_wrench(pose_[k], inertia(k), V_[k]);  // articulated bias wrench p_i
     }
     apply_loads(-1.0);
     Mat6 root_articulated = root_inertia_;
@@ -101,12 +105,12 @@ class RecursiveDynamics final : public TreeDynamics {
     if (nodes_.floating_base) root_bias = Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
     for (int i = n - 1; i >= 0; --i) {  // articulated inertias and bias wrenches, leaves first
       const auto k = static_cast<std::size_t>(i);
-      U_[k].noalias() = articulated_[k] * S_[k];
-      D_[k] = S_[k].dot(U_[k]);
+      U_[k] = inertia_times_screw(articulated_[k], S_[k]);
+      D_[k] = screw_dot(S_[k], U_[k]);
       if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].norm())))
         throw SimulationError("singular configuration: the articulated inertia of degree of freedom '" +
                               nodes_.dof_names[k] + "' vanishes (aligned joint axes?)");
-      u_[k] = force(offset + i) - S_[k].dot(W_[k]);
+      u_[k] = force(offset + i) - screw_dot(S_[k], W_[k]);
       const int p = nodes_.parent[k];
       if (p < 0 && !nodes_.floating_base) continue;  // the world takes whatever reaches it
       Mat6 projected = articulated_[k];
@@ -136,7 +140,7 @@ class RecursiveDynamics final : public TreeDynamics {
       const auto k = static_cast<std::size_t>(i);
       A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k];
       const double qdd = (u_[k] - U_[k].dot(A_[k])) / D_[k];
-      A_[k] += S_[k] * qdd;
+      add_screw(A_[k], S_[k], qdd);
       acceleration(offset + i) = qdd;
     }
   }
@@ -148,7 +152,7 @@ class RecursiveDynamics final : public TreeDynamics {
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
     mass.setZero(nv, nv);
-    for (int i = 0; i < n; ++i) articulated_[static_cast<std::size_t>(i)] = inertia(static_cast<std::size_t>(i));  // composite inertia
+    for (int i = 0; i < n; ++i) articulated_[static_cast<std::size_t>(i)] = inertia_matrix(static_cast<std::size_t>(i));  // composite inertia
     Mat6 root_composite = root_inertia_;
     for (int i = n - 1; i >= 0; --i) {
       const auto k = static_cast<std::size_t>(i);
@@ -157,13 +161,13 @@ class RecursiveDynamics final : public TreeDynamics {
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Vec6 F = articulated_[k] * S_[k];
-      mass(offset + i, offset + i) = S_[k].dot(F);
+      Vec6 F = inertia_times_screw(articulated_[k], S_[k]);
+      mass(offset + i, offset + i) = screw_dot(S_[k], F);
       int j = i;
       while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
         F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
         j = nodes_.parent[static_cast<std::size_t>(j)];
-        mass(offset + i, offset + j) = mass(offset + j, offset + i) = S_[static_cast<std::size_t>(j)].dot(F);
+        mass(offset + i, offset + j) = mass(offset + j, offset + i) = screw_dot(S_[static_cast<std::size_t>(j)], F);
       }
       if (nodes_.floating_base) {
         F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
@@ -207,7 +211,8 @@ class RecursiveDynamics final : public TreeDynamics {
     node_body_acceleration_.resize(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k] + S_[k] * acceleration(offset + i);
+      A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k];
+      add_screw(A_[k], S_[k], acceleration(offset + i));
       const Mat6 Phi = Policy::to_body(pose_[k]);
       node_body_twist_[k] = Phi.lu().solve(V_[k]);
       node_body_acceleration_[k] = Phi.lu().solve(A_[k] - Policy::frame_rate_term(pose_[k], node_body_twist_[k]));
@@ -338,7 +343,12 @@ class RecursiveDynamics final : public TreeDynamics {
     return C;
   }
 
-  LIEMBS_STRONG_INLINE const Mat6& inertia(std::size_t k) const {
+  // The node inertia in the policy's coordinates: structured when constant, else a matrix.
+  LIEMBS_STRONG_INLINE const auto& inertia(std::size_t k) const {
+    if constexpr (Policy::constant_inertia) return rigid_[k];
+    else return M_[k];
+  }
+  LIEMBS_STRONG_INLINE const Mat6& inertia_matrix(std::size_t k) const {
     if constexpr (Policy::constant_inertia) return nodes_.inertia[k];
     else return M_[k];
   }
@@ -353,12 +363,13 @@ class RecursiveDynamics final : public TreeDynamics {
     const Pose relative = joint_pose(k, state.q(i));
     if (Policy::needs_world_pose || world_pose) pose_[k] = se3::compose(parent_pose, relative);
     T_[k] = Policy::transform(parent_pose, pose_[k], relative);
-    S_[k] = Policy::screw(pose_[k], nodes_.screw[k]);
+    S_[k] = Policy::screw(pose_[k], axial_[k]);
     if constexpr (!Policy::constant_inertia) M_[k] = Policy::inertia(pose_[k], nodes_.inertia[k]);
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
       const double qd = state.qd(i);
-      V_[k] = T_[k].apply(parent_twist) + S_[k] * qd;
+      V_[k] = T_[k].apply(parent_twist);
+      add_screw(V_[k], S_[k], qd);
       c_[k] = Policy::velocity_term(parent_pose, pose_[k], parent_twist, V_[k], S_[k], qd);
     }
   }
@@ -448,7 +459,10 @@ class RecursiveDynamics final : public TreeDynamics {
   bool world_loads_ = false;    // a load given in the world frame needs the node poses
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
-  std::vector<Vec6> S_, V_, c_, A_, W_, U_;
+  std::vector<AxialScrew> axial_;               // the aligned joint screws X_i
+  std::vector<RigidInertia> rigid_;             // constant node inertias (if the policy has them)
+  std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
+  std::vector<Vec6> V_, c_, A_, W_, U_;
   std::vector<Mat6> M_, articulated_;
   std::vector<double> D_, u_;
   Pose base_pose_;

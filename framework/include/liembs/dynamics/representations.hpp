@@ -10,6 +10,7 @@
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
 // Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
 // below maps (0; a) to (0; frame-rotated a), so the trick holds in all four.
+#include <liembs/dynamics/kernel_types.hpp>
 #include <liembs/dynamics/twist_transforms.hpp>
 #include <liembs/lie/se3.hpp>
 
@@ -28,6 +29,7 @@ LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
 struct BodyFixed {
   static constexpr const char* name = "body-fixed";
   using Transform = twist_transforms::Adjoint;
+  using Screw = AxialScrew;
 
   // The inertia of a node is constant and the recursion needs no world poses.
   static constexpr bool constant_inertia = true;
@@ -35,14 +37,15 @@ struct BodyFixed {
 
   // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1} with C_{parent,i} = relative.
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose& relative) { return {relative}; }
-  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose&, const Vec6& X) { return X; }
+  LIEMBS_STRONG_INLINE static const AxialScrew& screw(const Pose&, const AxialScrew& X) { return X; }
   // (67c): -q' ad_X V_i = [V_i, X q']
-  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const Vec6& S, double qd) {
+  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const AxialScrew& S, double qd) {
     return se3::bracket(V, S) * qd;
   }
   LIEMBS_STRONG_INLINE static const Mat6& inertia(const Pose&, const Mat6& M_body) { return M_body; }
   // (68a): -ad_V^T M V
-  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
+  template <class Inertia>
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
@@ -53,16 +56,16 @@ struct BodyFixed {
 struct Spatial {
   static constexpr const char* name = "spatial";
   using Transform = twist_transforms::Identity;
+  using Screw = Vec6;
   static constexpr bool constant_inertia = false;
   static constexpr bool needs_world_pose = true;
 
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
-  // J^s_i = Ad_C X (71b)
-  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const Vec6& X) {
+  // J^s_i = Ad_C X (71b): (a R e_z; l R e_z + r x a R e_z)
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
     Vec6 S;
-    S.head<3>().noalias() = C.R * X.head<3>();
-    S.tail<3>().noalias() = C.R * X.tail<3>();
-    S.tail<3>() += C.r.cross(S.head<3>());
+    S.head<3>() = X.angular * C.R.col(2);
+    S.tail<3>() = X.linear * C.R.col(2) + C.r.cross(S.head<3>());
     return S;
   }
   // (71d): ad_{V_parent} V_i = ad_{V_parent} S q'
@@ -73,7 +76,13 @@ struct Spatial {
   LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) { return twist_transforms::Adjoint{C}.congruence(M_body); }
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
-  LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) { return screw(C, V_body); }
+  LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
+    Vec6 V;
+    V.head<3>().noalias() = C.R * V_body.head<3>();
+    V.tail<3>().noalias() = C.R * V_body.tail<3>();
+    V.tail<3>() += C.r.cross(V.head<3>());
+    return V;
+  }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return se3::Ad_inverse(C).transpose() * W_body; }
   LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }  // Ad_C ad_V V = 0
 };
@@ -83,14 +92,15 @@ struct Spatial {
 struct Hybrid {
   static constexpr const char* name = "hybrid";
   using Transform = twist_transforms::PointShift;
+  using Screw = Vec6;
   static constexpr bool constant_inertia = false;
   static constexpr bool needs_world_pose = true;
 
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
-  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const Vec6& X) {                            // ^0X_i^i (76b)
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {                       // ^0X_i^i (76b)
     Vec6 S;
-    S << C.R * X.head<3>(), C.R * X.tail<3>();
+    S << X.angular * C.R.col(2), X.linear * C.R.col(2);
     return S;
   }
   // (76d): (0; (r'_parent - r'_i) x omega_parent) + ad_{omega_i} S q'
@@ -141,15 +151,16 @@ struct Hybrid {
 struct Mixed {
   static constexpr const char* name = "mixed";
   using Transform = twist_transforms::RotateAndShift;
+  using Screw = Vec6;
   static constexpr bool constant_inertia = false;
   static constexpr bool needs_world_pose = true;
 
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
     return {relative.R.transpose(), parent.R, parent.r - node.r};
   }
-  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const Vec6& X) {
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
     Vec6 S;
-    S << X.head<3>(), C.R * X.tail<3>();
+    S << 0.0, 0.0, X.angular, X.linear * C.R.col(2);
     return S;
   }
   // P_i times the hybrid term: ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q')

@@ -1,0 +1,76 @@
+#pragma once
+// Small structured types of the recursive kernels (recursive_algorithms.hpp), each with the
+// few products the recursions need, so that no 6x6 matrix is formed where the structure
+// makes most entries zero:
+//   AxialScrew     a joint screw in its aligned node frame, (0, 0, a, 0, 0, l)
+//                  (revolute: l = 0, helical: l = pitch a, prismatic: a = 0);
+//   RigidInertia   the spatial inertia of a rigid body about a frame origin,
+//                  [[I, h~], [-h~, m 1]] with h = m c (10 parameters instead of 36).
+#include <liembs/lie/types.hpp>
+
+namespace liembs {
+
+struct AxialScrew {
+  double angular = 0.0;  // a
+  double linear = 0.0;   // l
+
+  Vec6 vector() const {
+    Vec6 X = Vec6::Zero();
+    X(2) = angular;
+    X(5) = linear;
+    return X;
+  }
+};
+
+// V += S x
+LIEMBS_STRONG_INLINE void add_screw(Vec6& V, const AxialScrew& S, double x) {
+  V(2) += S.angular * x;
+  V(5) += S.linear * x;
+}
+LIEMBS_STRONG_INLINE void add_screw(Vec6& V, const Vec6& S, double x) { V += S * x; }
+
+// S . W
+LIEMBS_STRONG_INLINE double screw_dot(const AxialScrew& S, const Vec6& W) { return S.angular * W(2) + S.linear * W(5); }
+LIEMBS_STRONG_INLINE double screw_dot(const Vec6& S, const Vec6& W) { return S.dot(W); }
+
+// I S: the columns 2 and 5 of I
+LIEMBS_STRONG_INLINE Vec6 inertia_times_screw(const Mat6& I, const AxialScrew& S) {
+  return I.col(2) * S.angular + I.col(5) * S.linear;
+}
+LIEMBS_STRONG_INLINE Vec6 inertia_times_screw(const Mat6& I, const Vec6& S) { return I * S; }
+
+struct RigidInertia {
+  double m = 0.0;
+  Vec3 h = Vec3::Zero();     // first moment m c
+  Mat3 I = Mat3::Zero();     // rotational inertia about the frame origin
+
+  static RigidInertia from_matrix(const Mat6& M) {
+    RigidInertia out;
+    out.m = M(5, 5);
+    out.h << M(2, 4), M(0, 5), M(1, 3);  // the upper-right block is h~
+    out.I = M.topLeftCorner<3, 3>();
+    return out;
+  }
+  // Momentum (I w + h x v, m v - h x w) of a twist (w, v).
+  LIEMBS_STRONG_INLINE Vec6 operator*(const Vec6& V) const {
+    const Vec3 w = V.head<3>(), v = V.tail<3>();
+    Vec6 out;
+    out.head<3>().noalias() = I * w;
+    out.head<3>() += h.cross(v);
+    out.tail<3>() = m * v - h.cross(w);
+    return out;
+  }
+};
+
+namespace se3 {
+// [V, S] = (w x a e_z, w x l e_z + v x a e_z) for V = (w, v): the bracket of se3.hpp with
+// the zeros of S skipped.
+LIEMBS_STRONG_INLINE Vec6 bracket(const Vec6& V, const AxialScrew& S) {
+  Vec6 out;
+  out << S.angular * V(1), -S.angular * V(0), 0.0, S.linear * V(1) + S.angular * V(4),
+      -S.linear * V(0) - S.angular * V(3), 0.0;
+  return out;
+}
+}  // namespace se3
+
+}  // namespace liembs
