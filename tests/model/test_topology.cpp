@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -501,7 +502,7 @@ initial_velocity = [0.7, 0.8, 0.9]
   }
 }
 
-TEST_CASE("the compiled nodes reproduce the product of exponentials of the world screws", "[topology]") {
+TEST_CASE("the compiled nodes, and their frames aligned to the joint screws, reproduce the product of exponentials of the world screws", "[topology]") {
   // C_body(q) = exp(Y_1 q_1) ... exp(Y_n q_n) A_body over the joints from the root to the body,
   // against the tree's B_i exp(X_i q_i) composed along the parents, times the body offset.
   auto document = ConfigDocument::from_string(R"(
@@ -590,12 +591,24 @@ point = [0.1, 0.2, -0.1]
     Eigen::VectorXd q(tree.dof());
     for (int i = 0; i < q.size(); ++i) q(i) = angle(random);
     const Pose base = make_pose({angle(random), angle(random), angle(random)}, {angle(random), angle(random), angle(random)});
-    // Tree forward kinematics.
-    std::vector<Pose> node_pose(static_cast<std::size_t>(tree.dof()));
+    // Tree forward kinematics, in the model's node frames and in the frames aligned to the
+    // joint screws that the recursive kernels use (whose screws must be axial).
+    const auto forward_kinematics = [&](const KinematicTree& nodes) {
+      std::vector<Pose> poses(static_cast<std::size_t>(nodes.dof()));
+      for (int i = 0; i < nodes.dof(); ++i) {
+        const auto node = static_cast<std::size_t>(i);
+        const Pose parent = nodes.parent[node] < 0 ? base : poses[static_cast<std::size_t>(nodes.parent[node])];
+        poses[node] = se3::compose(se3::compose(parent, nodes.reference[node]), se3::exp(Vec6(nodes.screw[node] * q(i))));
+      }
+      return poses;
+    };
+    const std::vector<Pose> node_pose = forward_kinematics(tree);
+    const AlignedTree aligned = align_node_frames(tree);
+    const std::vector<Pose> aligned_pose = forward_kinematics(aligned.tree);
     for (int i = 0; i < tree.dof(); ++i) {
-      const auto node = static_cast<std::size_t>(i);
-      const Pose parent = tree.parent[node] < 0 ? base : node_pose[static_cast<std::size_t>(tree.parent[node])];
-      node_pose[node] = se3::compose(se3::compose(parent, tree.reference[node]), se3::exp(Vec6(tree.screw[node] * q(i))));
+      const Vec6& X = aligned.tree.screw[static_cast<std::size_t>(i)];
+      CHECK(std::abs(X(0)) + std::abs(X(1)) + std::abs(X(3)) + std::abs(X(4)) == 0.0);
+      CHECK(std::abs(X(2)) + std::abs(X(5)) > 0.0);
     }
     // Joint coordinates of each model joint, from the node order.
     std::vector<Eigen::VectorXd> joint_q(model.joints.size());
@@ -607,6 +620,10 @@ point = [0.1, 0.2, -0.1]
     for (std::size_t b = 0; b < model.bodies.size(); ++b) {
       const int node = tree.body_node[b];
       const Pose from_tree = se3::compose(node < 0 ? base : node_pose[static_cast<std::size_t>(node)], tree.body_offset[b]);
+      const Pose from_aligned =
+          se3::compose(node < 0 ? base : aligned_pose[static_cast<std::size_t>(node)], aligned.tree.body_offset[b]);
+      CHECK((from_aligned.R - from_tree.R).norm() < 1e-13);
+      CHECK((from_aligned.r - from_tree.r).norm() < 1e-13);
       // Model product of exponentials, relative to the base's displacement D = C_base A_base^-1.
       Pose product;
       for (std::size_t body = b; topology.parent_joint[body] != Topology::none;) {

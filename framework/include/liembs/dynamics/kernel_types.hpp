@@ -51,6 +51,18 @@ struct RigidInertia {
     out.I = M.topLeftCorner<3, 3>();
     return out;
   }
+  Mat6 matrix() const {
+    const Mat3 H = (Mat3() << 0.0, -h(2), h(1), h(2), 0.0, -h(0), -h(1), h(0), 0.0).finished();
+    Mat6 M;
+    M << I, H, -H, m * Mat3::Identity();
+    return M;
+  }
+  RigidInertia& operator+=(const RigidInertia& other) {
+    m += other.m;
+    h += other.h;
+    I += other.I;
+    return *this;
+  }
   // Momentum (I w + h x v, m v - h x w) of a twist (w, v).
   LIEMBS_STRONG_INLINE Vec6 operator*(const Vec6& V) const {
     const Vec3 w = V.head<3>(), v = V.tail<3>();
@@ -72,5 +84,8 @@ LIEMBS_STRONG_INLINE Vec6 bracket(const Vec6& V, const AxialScrew& S) {
   return out;
 }
 }  // namespace se3
+
+LIEMBS_STRONG_INLINE const Mat6& as_matrix(const Mat6& M) { return M; }
+LIEMBS_STRONG_INLINE Mat6 as_matrix(const RigidInertia& M) { return M.matrix(); }
 
 }  // namespace liembs

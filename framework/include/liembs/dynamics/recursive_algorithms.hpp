@@ -52,6 +52,7 @@ class RecursiveDynamics final : public TreeDynamics {
     for (std::size_t k = 0; k < n; ++k) axial_[k] = {nodes_.screw[k](2), nodes_.screw[k](5)};
     if (Policy::constant_inertia)
       for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
+    rigid_composite_.resize(rigid_.size());
   }
 
   std::string_view representation() const override { return Policy::name; }
@@ -107,13 +108,13 @@ class RecursiveDynamics final : public TreeDynamics {
       const auto k = static_cast<std::size_t>(i);
       U_[k] = inertia_times_screw(articulated_[k], S_[k]);
       D_[k] = screw_dot(S_[k], U_[k]);
-      if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].norm())))
+      if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].diagonal().sum())))  // trace: the scale of a PSD matrix
         throw SimulationError("singular configuration: the articulated inertia of degree of freedom '" +
                               nodes_.dof_names[k] + "' vanishes (aligned joint axes?)");
       u_[k] = force(offset + i) - screw_dot(S_[k], W_[k]);
       const int p = nodes_.parent[k];
       if (p < 0 && !nodes_.floating_base) continue;  // the world takes whatever reaches it
-      Mat6 projected = articulated_[k];
+      Mat6& projected = articulated_[k];  // not needed afterwards: projected in place
       projected.noalias() -= U_[k] * (U_[k].transpose() / D_[k]);
       Vec6 projected_bias = W_[k] + U_[k] * (u_[k] / D_[k]);
       projected_bias.noalias() += projected * c_[k];
@@ -152,16 +153,19 @@ class RecursiveDynamics final : public TreeDynamics {
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
     mass.setZero(nv, nv);
-    for (int i = 0; i < n; ++i) articulated_[static_cast<std::size_t>(i)] = inertia_matrix(static_cast<std::size_t>(i));  // composite inertia
+    // Composite inertias, leaves first: 10 parameters when the node inertias are constant
+    // rigid-body inertias (a sum of rigid-body inertias is one), else 6x6 matrices.
+    auto& composite = composite_inertias();
+    for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) composite[k] = inertia(k);
     Mat6 root_composite = root_inertia_;
     for (int i = n - 1; i >= 0; --i) {
       const auto k = static_cast<std::size_t>(i);
-      if (nodes_.parent[k] >= 0) articulated_[static_cast<std::size_t>(nodes_.parent[k])] += T_[k].congruence(articulated_[k]);
-      else if (nodes_.floating_base) root_composite += T_[k].congruence(articulated_[k]);
+      if (nodes_.parent[k] >= 0) composite[static_cast<std::size_t>(nodes_.parent[k])] += T_[k].congruence(composite[k]);
+      else if (nodes_.floating_base) root_composite += as_matrix(T_[k].congruence(composite[k]));
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Vec6 F = inertia_times_screw(articulated_[k], S_[k]);
+      Vec6 F = composite_times_screw(composite[k], S_[k]);
       mass(offset + i, offset + i) = screw_dot(S_[k], F);
       int j = i;
       while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
@@ -353,6 +357,14 @@ class RecursiveDynamics final : public TreeDynamics {
     else return M_[k];
   }
 
+  auto& composite_inertias() {
+    if constexpr (Policy::constant_inertia) return rigid_composite_;
+    else return articulated_;
+  }
+  template <class Screw>
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Mat6& I, const Screw& S) { return inertia_times_screw(I, S); }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const RigidInertia& I, const AxialScrew& S) { return I * S.vector(); }
+
   // Forward kinematics of node k (its parent done): transform, screw, inertia, and
   // optionally twist and velocity term; the world pose when the policy or the caller needs it.
   LIEMBS_STRONG_INLINE void node_kinematics(std::size_t k, const TreeState& state, bool with_velocities,
@@ -460,7 +472,7 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
   std::vector<AxialScrew> axial_;               // the aligned joint screws X_i
-  std::vector<RigidInertia> rigid_;             // constant node inertias (if the policy has them)
+  std::vector<RigidInertia> rigid_, rigid_composite_;  // constant node inertias (if the policy has them)
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_;
   std::vector<Mat6> M_, articulated_;

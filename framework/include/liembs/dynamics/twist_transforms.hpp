@@ -4,6 +4,7 @@
 // inertias (T^T I T). Each representation uses the cheapest structure its frames allow
 // (000 section 5.6): a full SE(3) adjoint (body-fixed), the identity (spatial), a change of
 // reference point (hybrid), or a rotation of the angular part plus a point change (mixed).
+#include <liembs/dynamics/kernel_types.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/types.hpp>
 
@@ -53,6 +54,20 @@ struct Adjoint {
     out.topRightCorner<3, 3>() = B + PD;
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
     out.bottomRightCorner<3, 3>() = D;
+    return out;
+  }
+  // The same for a rigid-body inertia (m, h, I): rotate (h' = R h, I' = R I R^T), then move
+  // the reference point by -r: h + m r, I' - (r h'^T + h' r^T) + 2 (h'.r) 1 - m (r r^T - r.r 1)
+  // (the blocks above with B = h~, D = m 1, and a~ b~ = b a^T - a.b 1).
+  LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const {
+    const Vec3& r = C.r;
+    RigidInertia out;
+    out.m = I.m;
+    const Vec3 h = C.R * I.h;
+    out.h = h + I.m * r;
+    const Mat3 rh = r * h.transpose();
+    out.I = C.R * I.I * C.R.transpose() - rh - rh.transpose() - I.m * (r * r.transpose());
+    out.I.diagonal().array() += 2.0 * h.dot(r) + I.m * r.squaredNorm();
     return out;
   }
 };
