@@ -135,36 +135,30 @@ AlignedTree align_node_frames(const KinematicTree& tree) {
   aligned.tree = tree;
   KinematicTree& out = aligned.tree;
   const auto n = static_cast<std::size_t>(tree.dof());
-  aligned.motion.resize(n);
-  aligned.scale.resize(n);
-  aligned.pitch.assign(n, 0.0);
+  aligned.axial.resize(n);
   aligned.alignment.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Vec3 w = tree.screw[i].head<3>(), v = tree.screw[i].tail<3>();
     Pose K;
-    Vec6 canonical = Vec6::Zero();
+    AxialScrew& X = aligned.axial[i];
     if (w.norm() > 1e-12 * v.norm() && w.norm() > 0.0) {
-      // Rotating screw (w; v) = s (e; y x e + h e): axis through y = e x v / s, pitch h = e.v / s.
-      const double s = w.norm();
-      const Vec3 e = w / s;
+      // Rotating screw (w; v) = a (e; y x e + h e): axis through y = e x v / a, pitch h = e.v / a.
+      const double a = w.norm();
+      const Vec3 e = w / a;
       K.R = rotation_onto_z(e);
-      K.r = e.cross(v) / s;
-      aligned.scale[i] = s;
-      aligned.pitch[i] = e.dot(v) / s;
+      K.r = e.cross(v) / a;
+      X.angular = a;
+      X.linear = e.dot(v);  // = a h
       // A revolute screw transformed into a body frame keeps a pitch of round-off size.
-      if (std::abs(aligned.pitch[i]) < 1e-13 * (1.0 + v.norm() / s)) aligned.pitch[i] = 0.0;
-      aligned.motion[i] = aligned.pitch[i] == 0.0 ? AlignedTree::Motion::revolute : AlignedTree::Motion::helical;
-      canonical << 0.0, 0.0, s, 0.0, 0.0, s * aligned.pitch[i];
+      if (std::abs(X.linear) < 1e-13 * (a + v.norm())) X.linear = 0.0;
     } else {
-      const double s = v.norm();
-      if (!(s > 0.0)) throw ModelError("degree of freedom '" + tree.dof_names[i] + "' has a zero screw");
-      K.R = rotation_onto_z(v / s);
-      aligned.scale[i] = s;
-      aligned.motion[i] = AlignedTree::Motion::prismatic;
-      canonical << 0.0, 0.0, 0.0, 0.0, 0.0, s;
+      const double l = v.norm();
+      if (!(l > 0.0)) throw ModelError("degree of freedom '" + tree.dof_names[i] + "' has a zero screw");
+      K.R = rotation_onto_z(v / l);
+      X.linear = l;
     }
     aligned.alignment[i] = K;
-    out.screw[i] = canonical;  // = Ad_{K^-1} X up to round-off
+    out.screw[i] = X.vector();  // = Ad_{K^-1} X up to round-off
     const Mat6 Ad_K = se3::Ad(K);
     out.inertia[i] = Ad_K.transpose() * tree.inertia[i] * Ad_K;
     const Pose parent_alignment = tree.parent[i] >= 0 ? aligned.alignment[static_cast<std::size_t>(tree.parent[i])] : Pose{};

@@ -6,6 +6,7 @@
 //                  (revolute: l = 0, helical: l = pitch a, prismatic: a = 0);
 //   RigidInertia   the spatial inertia of a rigid body about a frame origin,
 //                  [[I, h~], [-h~, m 1]] with h = m c (10 parameters instead of 36).
+#include <liembs/lie/so3.hpp>
 #include <liembs/lie/types.hpp>
 
 namespace liembs {
@@ -52,7 +53,7 @@ struct RigidInertia {
     return out;
   }
   Mat6 matrix() const {
-    const Mat3 H = (Mat3() << 0.0, -h(2), h(1), h(2), 0.0, -h(0), -h(1), h(0), 0.0).finished();
+    const Mat3 H = so3::hat(h);
     Mat6 M;
     M << I, H, -H, m * Mat3::Identity();
     return M;

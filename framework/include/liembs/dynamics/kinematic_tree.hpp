@@ -7,6 +7,7 @@
 // the node's screw in its own frame. Bodies attached by fixed joints are merged into the
 // node of their parent. A floating base is the root body on the run's group; its node
 // index is -1, like the world for a fixed base.
+#include <liembs/dynamics/kernel_types.hpp>
 #include <liembs/lie/types.hpp>
 #include <liembs/model/model.hpp>
 
@@ -60,17 +61,14 @@ struct KinematicTree {
 
 // The tree with every node frame moved onto its joint screw, for the recursive kernels: node
 // i's frame becomes F_i K_i, with K_i placing the z axis on the screw axis, so that
-// X_i = scale (e_z; pitch e_z) (revolute, helical) or scale (0; e_z) (prismatic) and the
-// joint motion exp(X_i q) is a rotation about z and a shift along z, needing one sincos.
-// References become K_parent^-1 B_i K_i, inertias Ad_K^T M Ad_K, and body offsets and loads
-// follow; generalized coordinates, velocities and forces are unchanged.
+// X_i = (0, 0, a, 0, 0, l) (revolute: l = 0; helical: l = pitch a; prismatic: a = 0) and the
+// joint motion exp(X_i q) is a rotation about z by a q and a shift along z by l q, needing
+// one sincos. References become K_parent^-1 B_i K_i, inertias Ad_K^T M Ad_K, and body
+// offsets and loads follow; generalized coordinates, velocities and forces are unchanged.
 struct AlignedTree {
-  enum class Motion : unsigned char { revolute, prismatic, helical };
-  KinematicTree tree;             // in the aligned node frames
-  std::vector<Motion> motion;     // per node
-  std::vector<double> scale;      // per node: |omega| (rotating), |v| (prismatic); 1 for unit axes
-  std::vector<double> pitch;      // per node: translation per radian (helical), else 0
-  std::vector<Pose> alignment;    // per node: K_i, the aligned frame in the node frame of `tree`
+  KinematicTree tree;             // in the aligned node frames; tree.screw[i] = axial[i].vector()
+  std::vector<AxialScrew> axial;  // per node: the aligned screw X_i
+  std::vector<Pose> alignment;    // per node: K_i, the aligned frame in the node frame of the input tree
 };
 AlignedTree align_node_frames(const KinematicTree& tree);
 

@@ -48,8 +48,6 @@ class RecursiveDynamics final : public TreeDynamics {
     D_.resize(n);
     u_.resize(n);
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
-    axial_.resize(n);
-    for (std::size_t k = 0; k < n; ++k) axial_[k] = {nodes_.screw[k](2), nodes_.screw[k](5)};
     if (Policy::constant_inertia)
       for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
     rigid_composite_.resize(rigid_.size());
@@ -327,23 +325,18 @@ class RecursiveDynamics final : public TreeDynamics {
     }
   }
 
-  // C_{parent,i} = B_i exp(X_i q_i) for an aligned screw X_i = s (e_z; h e_z) or s (0; e_z):
-  // B_i times a rotation about z by s q and a shift along z.
+  // C_{parent,i} = B_i exp(X_i q_i) for an aligned screw X_i = (0, 0, a, 0, 0, l): B_i times a
+  // rotation about z by a q and a shift along z by l q.
   LIEMBS_STRONG_INLINE Pose joint_pose(std::size_t k, double q) const {
     const Pose& B = nodes_.reference[k];
-    const double s = aligned_.scale[k];
-    Pose C;
-    if (aligned_.motion[k] == AlignedTree::Motion::prismatic) {
-      C.R = B.R;
-      C.r = B.r + B.R.col(2) * (s * q);
-      return C;
+    const AxialScrew& X = aligned_.axial[k];
+    Pose C = B;
+    if (X.angular != 0.0) {
+      const double angle = X.angular * q, cos_angle = std::cos(angle), sin_angle = std::sin(angle);
+      C.R.col(0) = cos_angle * B.R.col(0) + sin_angle * B.R.col(1);
+      C.R.col(1) = cos_angle * B.R.col(1) - sin_angle * B.R.col(0);
     }
-    const double angle = s * q, cos_angle = std::cos(angle), sin_angle = std::sin(angle);
-    C.R.col(0) = cos_angle * B.R.col(0) + sin_angle * B.R.col(1);
-    C.R.col(1) = cos_angle * B.R.col(1) - sin_angle * B.R.col(0);
-    C.R.col(2) = B.R.col(2);
-    C.r = B.r;
-    if (aligned_.motion[k] == AlignedTree::Motion::helical) C.r += B.R.col(2) * (aligned_.pitch[k] * angle);
+    if (X.linear != 0.0) C.r += B.R.col(2) * (X.linear * q);
     return C;
   }
 
@@ -375,7 +368,7 @@ class RecursiveDynamics final : public TreeDynamics {
     const Pose relative = joint_pose(k, state.q(i));
     if (Policy::needs_world_pose || world_pose) pose_[k] = se3::compose(parent_pose, relative);
     T_[k] = Policy::transform(parent_pose, pose_[k], relative);
-    S_[k] = Policy::screw(pose_[k], axial_[k]);
+    S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
     if constexpr (!Policy::constant_inertia) M_[k] = Policy::inertia(pose_[k], nodes_.inertia[k]);
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
@@ -471,7 +464,6 @@ class RecursiveDynamics final : public TreeDynamics {
   bool world_loads_ = false;    // a load given in the world frame needs the node poses
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
-  std::vector<AxialScrew> axial_;               // the aligned joint screws X_i
   std::vector<RigidInertia> rigid_, rigid_composite_;  // constant node inertias (if the policy has them)
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_;
