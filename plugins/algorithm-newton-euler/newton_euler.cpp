@@ -101,6 +101,19 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   const std::vector<ConstraintBlock>& blocks() const override { return joints_.blocks(); }
   std::vector<std::string> redundant_constraints() const override { return joints_.dropped_rows(); }
 
+  GivenRates given_rates(const State& state) override {
+    GivenRates given = given_joint_rates(*model_, state.poses);  // on body twists
+    if (given.rows.rows() == 0) return given;
+    Eigen::VectorXd twists(6 * static_cast<Eigen::Index>(state.poses.size()));
+    group_.to_body_twists(state.poses, state.velocities.data(), twists.data());
+    group_velocity_map(group_, state.poses, twists, velocity_map_, map_rate_times_velocity_);
+    for (std::size_t i = 0; i < state.poses.size(); ++i) {
+      const auto o = static_cast<Eigen::Index>(6 * i);
+      given.rows.middleCols<6>(o) = given.rows.middleCols<6>(o) * velocity_map_[i];  // V_b = T V
+    }
+    return given;
+  }
+
   void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
     const std::size_t n = model_->bodies.size();
     const auto dimension = static_cast<Eigen::Index>(6 * n);

@@ -93,6 +93,20 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
   const std::vector<ConstraintBlock>& blocks() const override { return loops_->blocks(); }
   std::vector<std::string> redundant_constraints() const override { return loops_->dropped_rows(); }
 
+  GivenRates given_rates(const State&) override {  // joint rates are coordinates: unit rows
+    GivenRates given;
+    const Eigen::Index offset = tree_->velocity_dimension() - tree_->dof();
+    std::vector<Eigen::Index> columns;
+    for (std::size_t i = 0; i < tree_->dof_joint.size(); ++i)
+      if (model_->joints[tree_->dof_joint[i]].initial_velocity_given) {
+        columns.push_back(offset + static_cast<Eigen::Index>(i));
+        given.names.push_back(tree_->dof_names[i]);
+      }
+    given.rows.setZero(static_cast<Eigen::Index>(columns.size()), tree_->velocity_dimension());
+    for (std::size_t k = 0; k < columns.size(); ++k) given.rows(static_cast<Eigen::Index>(k), columns[k]) = 1.0;
+    return given;
+  }
+
   void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
     to_tree_state(state);
     const int nv = tree_->velocity_dimension();

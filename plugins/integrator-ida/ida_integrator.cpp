@@ -364,14 +364,19 @@ class IdaIntegrator final : public Integrator {
                            .array() + absolute_tolerance_;
     weights.segment(n_, n_) = (relative_tolerance_ * y.segment(n_, n_).cwiseAbs()).array() + absolute_tolerance_;
     if (m_ > 0) {
-      // Multipliers only enter IDA's Newton convergence test (they have no error test); they
-      // are weighted against their block's magnitude (lambda) or the velocities' (mu), so
-      // that round-off in a multiplier near zero does not stall the Newton iteration.
+      // Multipliers only enter IDA's Newton convergence test (they have no error test). They
+      // are weighted against their block's magnitude (lambda) or the velocities' (mu), with
+      // the square root of the tolerances: in the index-2 iteration the round-off of the
+      // residual reaches lambda and mu amplified by about 1/h, and at rtol 1e-10 and below
+      // the full tolerance made Newton fail at any step size (IDA_CONV_FAIL with h falling to
+      // 1e-13). xi and V keep the full tolerance, and an error in lambda moves V by about
+      // h M^-1 J^T (delta lambda), which their convergence test sees.
+      const double tolerance = std::sqrt(relative_tolerance_), floor = std::sqrt(absolute_tolerance_);
       const double lambda_scale = y.segment(2 * n_, m_).cwiseAbs().maxCoeff();
-      weights.segment(2 * n_, m_).setConstant(relative_tolerance_ * lambda_scale + absolute_tolerance_);
+      weights.segment(2 * n_, m_).setConstant(tolerance * lambda_scale + floor);
       if (formulation_ == Formulation::ggl) {
         const double mu_scale = y.segment(n_, n_).cwiseAbs().maxCoeff();
-        weights.segment(2 * n_ + m_, m_).setConstant(relative_tolerance_ * mu_scale + absolute_tolerance_);
+        weights.segment(2 * n_ + m_, m_).setConstant(tolerance * mu_scale + floor);
       }
     }
     weights = weights.cwiseInverse();

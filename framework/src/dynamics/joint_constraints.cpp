@@ -268,6 +268,43 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
   }
 }
 
+GivenRates given_joint_rates(const Model& model, const std::vector<Pose>& poses) {
+  const Topology topology = analyze_topology(model);
+  const auto columns = static_cast<Eigen::Index>(6 * model.bodies.size());
+  std::vector<Eigen::RowVectorXd> rows;
+  GivenRates given;
+  for (const std::size_t j : topology.tree_joints) {
+    const Joint& joint = model.joints[j];
+    if (!joint.initial_velocity_given || joint.dof() == 0) continue;
+    // Screws in the child frame at the initial positions (P = exp(Y_1 q_1) ... exp(Y_d q_d)).
+    Eigen::Matrix<double, 6, Eigen::Dynamic> screws(6, static_cast<Eigen::Index>(joint.dof()));
+    Pose P;
+    for (std::size_t k = 0; k < joint.dof(); ++k) {
+      const auto index = static_cast<Eigen::Index>(k);
+      screws.col(index) = se3::Ad(P) * joint.screws[k];
+      P = se3::compose(P, se3::exp(joint.screws[k] * joint.initial_position(index)));
+    }
+    screws = se3::Ad_inverse(se3::compose(P, model.bodies[joint.child].reference_pose)) * screws;
+    const Eigen::MatrixXd left_inverse = (screws.transpose() * screws).ldlt().solve(screws.transpose());
+    const std::size_t c = joint.child;
+    Mat6 parent_to_child = Mat6::Zero();
+    if (joint.parent != Joint::world)
+      parent_to_child = se3::Ad(se3::compose(se3::inverse(poses[c]), poses[joint.parent]));
+    for (std::size_t k = 0; k < joint.dof(); ++k) {
+      Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(columns);
+      const auto index = static_cast<Eigen::Index>(k);
+      row.segment<6>(static_cast<Eigen::Index>(6 * c)) = left_inverse.row(index);
+      if (joint.parent != Joint::world)
+        row.segment<6>(static_cast<Eigen::Index>(6 * joint.parent)) = -left_inverse.row(index) * parent_to_child;
+      rows.push_back(std::move(row));
+      given.names.push_back(joint.dof() == 1 ? joint.name : joint.name + "[" + std::to_string(k) + "]");
+    }
+  }
+  given.rows.resize(static_cast<Eigen::Index>(rows.size()), columns);
+  for (std::size_t k = 0; k < rows.size(); ++k) given.rows.row(static_cast<Eigen::Index>(k)) = rows[k];
+  return given;
+}
+
 void initial_body_motion(const Model& model, std::vector<Pose>& poses, std::vector<Vec6>& twists) {
   const Topology topology = analyze_topology(model);
   const std::size_t n = model.bodies.size();

@@ -264,6 +264,8 @@ void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>
     joint.initial_velocity = read_joint_values(joint_table, "initial_velocity", screws.size(), who);
     for (const char* key : {"initial_position", "initial_velocity"})
       if (joint_table.contains(key)) initial_given.insert(joint.name + "/" + key);
+    joint.initial_position_given = joint_table.contains("initial_position");
+    joint.initial_velocity_given = joint_table.contains("initial_velocity");
     pending.push_back({joint_table, joint, body_frame, std::move(screws), child_in_parent});
   }
 
@@ -342,7 +344,13 @@ void read_initial_values(const ConfigTable& table, std::string_view key, Model& 
     if (initial_given.count(name + "/" + std::string(key)) != 0)
       values->fail(name, who + "also given as " + std::string(key) + " in its [[model.joints]] table");
     const Eigen::VectorXd read = read_joint_values(*values, name, found->dof(), who);
-    (key == "initial_position" ? found->initial_position : found->initial_velocity) = read;
+    if (key == "initial_position") {
+      found->initial_position = read;
+      found->initial_position_given = true;
+    } else {
+      found->initial_velocity = read;
+      found->initial_velocity_given = true;
+    }
   }
 }
 

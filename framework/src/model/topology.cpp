@@ -5,6 +5,9 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 
+#include <string>
+#include <utility>
+
 namespace liembs {
 
 namespace {
@@ -90,6 +93,14 @@ Topology analyze_topology(const Model& model) {
       throw ModelError("joint '" + joint.name + "' points towards its root: its parent '" +
                        body_name(model, joint.parent) + "' is not moved by any joint, while its child '" +
                        body_name(model, joint.child) + "' is already connected to the root; swap parent and child");
+    // A cut joint has no coordinates of its own: its values follow from the tree's.
+    for (const auto& [key, given] : {std::pair{"initial_position", joint.initial_position_given},
+                                     std::pair{"initial_velocity", joint.initial_velocity_given}})
+      if (given)
+        throw ModelError("joint '" + joint.name + "' closes a kinematic loop (the spanning tree cuts it), so it has "
+                         "no coordinates of its own and its " + std::string(key) +
+                         " cannot be given; give the values of the other joints of the loop, or list this "
+                         "joint earlier so that another one is cut");
     topology.cut_joints.push_back(j);
   }
   for (const Vertex v : order)

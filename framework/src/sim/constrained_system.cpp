@@ -145,4 +145,55 @@ int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system,
   return iteration;
 }
 
+int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& system, State& state) {
+  const Eigen::VectorXd file_velocities = state.velocities;
+  const int iterations = project_onto_constraints(space, system, state);
+  const GivenRates given = system.given_rates(state);
+  if (given.rows.rows() == 0) return iterations;
+  state.velocities = file_velocities;  // project_onto_constraints moved every rate; start again from the file's
+  DaeTerms terms;
+  system.evaluate(state, terms, dae::mass | dae::jacobian);
+  // H: the given rates not already fixed by the loops and the given rates before them.
+  const Eigen::Index n = state.velocities.size();
+  Eigen::MatrixXd kept = terms.jacobian;
+  Eigen::Index rank = Eigen::ColPivHouseholderQR<Eigen::MatrixXd>(kept.transpose()).setThreshold(1e-9).rank();
+  std::vector<Eigen::Index> held;
+  for (Eigen::Index k = 0; k < given.rows.rows(); ++k) {
+    Eigen::MatrixXd candidate(kept.rows() + 1, n);
+    candidate << kept, given.rows.row(k);
+    const Eigen::Index candidate_rank =
+        Eigen::ColPivHouseholderQR<Eigen::MatrixXd>(candidate.transpose()).setThreshold(1e-9).rank();
+    if (candidate_rank == rank) continue;
+    kept = std::move(candidate);
+    rank = candidate_rank;
+    held.push_back(k);
+  }
+  // V = V0 - M^-1 A^T (A M^-1 A^T)^-1 (A V0 - b), A = [J; H], A V0 - b = [J V0; 0].
+  DaeTerms augmented;
+  augmented.mass = terms.mass;
+  augmented.jacobian = kept;
+  const SchurComplement schur(augmented);
+  Eigen::VectorXd violation = Eigen::VectorXd::Zero(kept.rows());
+  violation.head(terms.jacobian.rows()) = terms.jacobian * state.velocities;
+  state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(violation);
+  // The given rates left out of H must have come out as given.
+  const Eigen::VectorXd wanted = given.rows * file_velocities, got = given.rows * state.velocities;
+  const double scale = std::max(1.0, file_velocities.lpNorm<Eigen::Infinity>());
+  std::string contradicted;
+  for (Eigen::Index k = 0; k < given.rows.rows(); ++k)
+    if (!(std::abs(got(k) - wanted(k)) <= 1e-8 * scale))
+      contradicted += std::string(contradicted.empty() ? "" : ", ") + "'" + given.names[static_cast<std::size_t>(k)] + "' (given " +
+                      format_number(wanted(k)) + ", the loops allow " + format_number(got(k)) + ")";
+  if (!contradicted.empty()) {
+    std::string kept_rates;
+    for (const Eigen::Index k : held)
+      kept_rates += std::string(kept_rates.empty() ? "" : ", ") + "'" + given.names[static_cast<std::size_t>(k)] +
+                    "' = " + format_number(wanted(k));
+    throw SimulationError("the initial joint rates given in the file contradict the closed loops: keeping " +
+                          kept_rates + ", " + contradicted +
+                          "; give fewer rates (the others follow from the loops) or consistent ones");
+  }
+  return iterations;
+}
+
 }  // namespace liembs

@@ -210,9 +210,10 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   DaeTerms constraint_terms;
   std::vector<double> violations;
   if (constraints) {
-    // Consistent initial conditions: the configuration onto g = 0, the velocities onto J V = 0.
+    // Consistent initial conditions: the configuration onto g = 0, the velocities onto J V = 0
+    // keeping the rates the file gives.
     try {
-      summary.initial_projection_iterations = project_onto_constraints(space, *constraints, state);
+      summary.initial_projection_iterations = make_initial_state_consistent(space, *constraints, state);
     } catch (const SimulationError& error) {
       throw SimulationError(std::string("the initial state cannot be made consistent with the joints: ") + error.what());
     }

@@ -77,4 +77,11 @@ class JointConstraintSet {
 // C_child = C_parent A_parent^-1 exp(Y_1 q_1) ... exp(Y_k q_k) A_child).
 void initial_body_motion(const Model& model, std::vector<Pose>& poses, std::vector<Vec6>& twists);
 
+// The joint rates the file gives (Joint::initial_velocity_given) of spanning-tree joints, as
+// functionals of the bodies' body-fixed twists (6 columns per body) at `poses`: q' = L (V_c -
+// Ad_{C_c^-1 C_p} V_p), L the left inverse of the joint's screws in the child frame,
+// W = Ad_{(P A_c)^-1} [Ad_{P_<k} Y_k]_k, at the file's initial positions. Names as the tree's
+// degrees of freedom ("A", "C[1]").
+GivenRates given_joint_rates(const Model& model, const std::vector<Pose>& poses);
+
 }  // namespace liembs

@@ -62,6 +62,9 @@ struct Joint {
   std::vector<Vec6> screws;    // world-frame screws Y_j at q = 0, one per degree of freedom
   Eigen::VectorXd initial_position;  // q at t = 0 (size = dof)
   Eigen::VectorXd initial_velocity;  // q' at t = 0
+  // Whether the file gave them (not defaulted to zero). Rates given in the file are kept by
+  // the initial velocity projection of a closed-loop system; the others are adjusted.
+  bool initial_position_given = false, initial_velocity_given = false;
 
   std::size_t dof() const { return screws.size(); }
 };

@@ -25,7 +25,8 @@ struct Topology {
 // checks it: a joint connecting a body to itself, a joint pointing towards its root (the
 // tree must be directed away from the root), and a body that no root reaches are
 // ModelErrors naming the joint or body. Closed loops are not errors here: the joints that
-// would be cut are listed in cut_joints.
+// would be cut are listed in cut_joints (a cut joint given an initial_position or
+// initial_velocity in the file is a ModelError: it has no coordinates of its own).
 Topology analyze_topology(const Model& model);
 
 // For the tree algorithms: one root (the world or a single floating body) and, unless

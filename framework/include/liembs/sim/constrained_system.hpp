@@ -42,6 +42,13 @@ inline constexpr unsigned position_terms = residual | jacobian;
 inline constexpr unsigned all = mass | forces | residual | jacobian | acceleration_rhs;
 }  // namespace dae
 
+// Joint rates given in the model's file (initial_velocity), as linear functionals of the
+// velocities: rows * V = the given rates. The initial velocity projection keeps them.
+struct GivenRates {
+  Eigen::MatrixXd rows;            // one row per given rate, velocity_dimension columns
+  std::vector<std::string> names;  // per row: "joint 'A'" or "joint 'C' rate 2"
+};
+
 class ConstrainedSystem {
  public:
   virtual ~ConstrainedSystem();
@@ -50,6 +57,12 @@ class ConstrainedSystem {
   virtual void evaluate(const State& state, DaeTerms& terms, unsigned what = dae::all) = 0;
   // Rows left out as structurally redundant, for the run summary ("joint 'D': 2 of 5 rows").
   virtual std::vector<std::string> redundant_constraints() const { return {}; }
+  // The rates the file gives, at `state` (the initial state after its position projection);
+  // none by default.
+  virtual GivenRates given_rates(const State& state) {
+    (void)state;
+    return {};
+  }
 };
 
 // --- Solvers shared by the integrators (framework/src/sim/constrained_system.cpp) ---
@@ -84,6 +97,15 @@ int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system,
                              const ProjectionSettings& settings = {});
 // Only the velocity part: V <- V - M^-1 J^T (J M^-1 J^T)^-1 J V.
 void project_velocities(ConstrainedSystem& system, State& state);
+
+// Consistent initial conditions: the configuration onto g = 0 as project_onto_constraints,
+// then the velocities onto J V = 0 by the M-orthogonal projection that keeps the rates the
+// file gives (system.given_rates): the closest velocities in kinetic energy to the file's
+// that close the loops and keep those rates,
+//   min (V - V0)^T M (V - V0)  subject to  J V = 0,  H V = H V0.
+// Given rates already fixed by the loops and the other given rates are left out of H and
+// checked afterwards; if they contradict the loops, a SimulationError names them.
+int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& system, State& state);
 
 // The linear map between the group's velocity coordinates V of free bodies and their body
 // twists, V_b = T(C) V (T = 1 on SE3, diag(1, R^T) on SO3xR3), per body, and T' V, from
