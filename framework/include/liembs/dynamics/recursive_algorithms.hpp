@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace liembs {
 
@@ -31,6 +32,8 @@ template <class Policy>
 class RecursiveDynamics final : public TreeDynamics {
  public:
   using Transform = typename Policy::Transform;
+  // A node inertia in the policy's coordinates: 10 parameters where it has rigid-body form.
+  using NodeInertia = std::conditional_t<Policy::rigid_inertia, RigidInertia, Mat6>;
 
   explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree)
       : tree_(std::move(tree)), aligned_(align_node_frames(*tree_)), nodes_(aligned_.tree) {
@@ -48,7 +51,7 @@ class RecursiveDynamics final : public TreeDynamics {
     D_.resize(n);
     u_.resize(n);
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
-    if (Policy::constant_inertia)
+    if (Policy::rigid_inertia)
       for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
     rigid_composite_.resize(rigid_.size());
   }
@@ -95,7 +98,7 @@ class RecursiveDynamics final : public TreeDynamics {
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       node_kinematics(k, state, true, poses);
-      articulated_[k] = inertia_matrix(k);
+      articulated_[k] = inertia_matrix(k);  // (a copy)
       W_[k] = Policy::bias_wrench(pose_[k], inertia(k), V_[k]);  // articulated bias wrench p_i
     }
     apply_loads(-1.0);
@@ -151,8 +154,8 @@ class RecursiveDynamics final : public TreeDynamics {
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
     mass.setZero(nv, nv);
-    // Composite inertias, leaves first: 10 parameters when the node inertias are constant
-    // rigid-body inertias (a sum of rigid-body inertias is one), else 6x6 matrices.
+    // Composite inertias, leaves first: 10 parameters when the node inertias have rigid-body
+    // form (a sum of rigid-body inertias is one), else 6x6 matrices.
     auto& composite = composite_inertias();
     for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) composite[k] = inertia(k);
     Mat6 root_composite = root_inertia_;
@@ -345,18 +348,24 @@ class RecursiveDynamics final : public TreeDynamics {
     if constexpr (Policy::constant_inertia) return rigid_[k];
     else return M_[k];
   }
-  LIEMBS_STRONG_INLINE const Mat6& inertia_matrix(std::size_t k) const {
-    if constexpr (Policy::constant_inertia) return nodes_.inertia[k];
-    else return M_[k];
+  LIEMBS_STRONG_INLINE decltype(auto) inertia_matrix(std::size_t k) const {
+    if constexpr (Policy::constant_inertia) return (nodes_.inertia[k]);  // const Mat6&
+    else return as_matrix(M_[k]);
+  }
+  // The node inertia in the node frame, as the policy's inertia() takes it.
+  LIEMBS_STRONG_INLINE const auto& node_frame_inertia(std::size_t k) const {
+    if constexpr (Policy::rigid_inertia) return rigid_[k];
+    else return nodes_.inertia[k];
   }
 
   auto& composite_inertias() {
-    if constexpr (Policy::constant_inertia) return rigid_composite_;
+    if constexpr (Policy::rigid_inertia) return rigid_composite_;
     else return articulated_;
   }
   template <class Screw>
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Mat6& I, const Screw& S) { return inertia_times_screw(I, S); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const RigidInertia& I, const AxialScrew& S) { return I * S.vector(); }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const RigidInertia& I, const Vec6& S) { return I * S; }
 
   // Forward kinematics of node k (its parent done): transform, screw, inertia, and
   // optionally twist and velocity term; the world pose when the policy or the caller needs it.
@@ -369,7 +378,7 @@ class RecursiveDynamics final : public TreeDynamics {
     if (Policy::needs_world_pose || world_pose) pose_[k] = se3::compose(parent_pose, relative);
     T_[k] = Policy::transform(parent_pose, pose_[k], relative);
     S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
-    if constexpr (!Policy::constant_inertia) M_[k] = Policy::inertia(pose_[k], nodes_.inertia[k]);
+    if constexpr (!Policy::constant_inertia) M_[k] = Policy::inertia(pose_[k], node_frame_inertia(k));
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
       const double qd = state.qd(i);
@@ -464,10 +473,11 @@ class RecursiveDynamics final : public TreeDynamics {
   bool world_loads_ = false;    // a load given in the world frame needs the node poses
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
-  std::vector<RigidInertia> rigid_, rigid_composite_;  // constant node inertias (if the policy has them)
+  std::vector<RigidInertia> rigid_, rigid_composite_;  // node-frame inertias and composites (rigid-form policies)
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_;
-  std::vector<Mat6> M_, articulated_;
+  std::vector<NodeInertia> M_;  // node inertias in the policy's coordinates (when not constant)
+  std::vector<Mat6> articulated_;
   std::vector<double> D_, u_;
   Pose base_pose_;
   Vec6 root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_wrench_ = Vec6::Zero(),

@@ -4,7 +4,9 @@
 //   Transform     how twists go from the parent node's coordinates to the node's (T_i)
 //   screw         the joint screw in the representation (S_i)
 //   velocity_term the velocity-product part c_i of A_i = T_i A_parent + c_i + S_i q''_i
-//   inertia       the node's spatial inertia in the representation (M_i)
+//   inertia       the node's spatial inertia in the representation (M_i); a RigidInertia
+//                 (10 parameters) where it has the rigid-body form [[I, h~], [-h~, m 1]]
+//                 (rigid_inertia: body-fixed, spatial, hybrid), else a 6x6 matrix (mixed)
 //   bias_wrench   the velocity-product part b_i of the Newton-Euler wrench W_i = M_i A_i + b_i
 //   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
@@ -33,6 +35,7 @@ struct BodyFixed {
 
   // The inertia of a node is constant and the recursion needs no world poses.
   static constexpr bool constant_inertia = true;
+  static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = false;
 
   // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1} with C_{parent,i} = relative.
@@ -58,6 +61,7 @@ struct Spatial {
   using Transform = twist_transforms::Identity;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
+  static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
 
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
@@ -74,7 +78,11 @@ struct Spatial {
   }
   // (72a) Ad_C^-T M^b Ad_C^-1, by 3x3 blocks
   LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) { return twist_transforms::Adjoint{C}.congruence(M_body); }
-  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
+  LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
+    return twist_transforms::Adjoint{C}.congruence(M_body);
+  }
+  template <class Inertia>
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
     Vec6 V;
@@ -94,6 +102,7 @@ struct Hybrid {
   using Transform = twist_transforms::PointShift;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
+  static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
 
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
@@ -118,10 +127,25 @@ struct Hybrid {
     M.bottomRightCorner<3, 3>() = C.R * M_body.bottomRightCorner<3, 3>() * C.R.transpose();
     return M;
   }
+  LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
+    RigidInertia M;
+    M.m = M_body.m;
+    M.h.noalias() = C.R * M_body.h;
+    M.I.noalias() = C.R * M_body.I * C.R.transpose();
+    return M;
+  }
   // (77b): ad_{omega} M (omega; 0), ad_{(omega;0)} = diag(omega~, omega~)
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Mat6& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
     const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w;
+    Vec6 b;
+    b << w.cross(L), w.cross(p);
+    return b;
+  }
+  // The same with M = [[I, h~], [-h~, m 1]]: L = I w, p = -h x w.
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const RigidInertia& M, const Vec6& V) {
+    const Vec3 w = V.head<3>();
+    const Vec3 L = M.I * w, p = w.cross(M.h);
     Vec6 b;
     b << w.cross(L), w.cross(p);
     return b;
@@ -153,6 +177,7 @@ struct Mixed {
   using Transform = twist_transforms::RotateAndShift;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
+  static constexpr bool rigid_inertia = false;  // angular and linear parts in different frames
   static constexpr bool needs_world_pose = true;
 
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {

@@ -76,6 +76,7 @@ struct Identity {
   LIEMBS_STRONG_INLINE const Vec6& apply(const Vec6& V) const { return V; }
   LIEMBS_STRONG_INLINE const Vec6& apply_transpose(const Vec6& W) const { return W; }
   LIEMBS_STRONG_INLINE const Mat6& congruence(const Mat6& I) const { return I; }
+  LIEMBS_STRONG_INLINE const RigidInertia& congruence(const RigidInertia& I) const { return I; }
 };
 
 // Ad_(1, r) = [[1, 0], [r~, 1]]: the same motion seen from a point shifted by -r.
@@ -103,6 +104,17 @@ struct PointShift {
     out.topRightCorner<3, 3>() = B - PD;
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
     out.bottomRightCorner<3, 3>() = D;
+    return out;
+  }
+  // The same for a rigid-body inertia: its reference point moves by r (Adjoint with R = 1
+  // and -r): h - m r, I + (r h^T + h r^T) - 2 (h.r) 1 - m (r r^T - r.r 1).
+  LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const {
+    RigidInertia out;
+    out.m = I.m;
+    out.h = I.h - I.m * r;
+    const Mat3 rh = r * I.h.transpose();
+    out.I = I.I + rh + rh.transpose() - I.m * (r * r.transpose());
+    out.I.diagonal().array() += I.m * r.squaredNorm() - 2.0 * I.h.dot(r);
     return out;
   }
 };
