@@ -73,6 +73,17 @@ struct RigidInertia {
     out.tail<3>() = m * v - h.cross(w);
     return out;
   }
+  // The same for an axial screw (0, 0, a, 0, 0, l): a I e_z + l h x e_z, m l e_z - a h x e_z.
+  LIEMBS_STRONG_INLINE Vec6 operator*(const AxialScrew& S) const {
+    Vec6 out;
+    out.head<3>() = I.col(2) * S.angular;
+    out(0) += S.linear * h.y();
+    out(1) -= S.linear * h.x();
+    out(3) = -S.angular * h.y();
+    out(4) = S.angular * h.x();
+    out(5) = m * S.linear;
+    return out;
+  }
 };
 
 namespace se3 {

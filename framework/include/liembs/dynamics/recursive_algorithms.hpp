@@ -51,8 +51,7 @@ class RecursiveDynamics final : public TreeDynamics {
     D_.resize(n);
     u_.resize(n);
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
-    if (Policy::rigid_inertia)
-      for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
+    for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
     rigid_composite_.resize(rigid_.size());
   }
 
@@ -149,24 +148,26 @@ class RecursiveDynamics final : public TreeDynamics {
 
   void mass_matrix(const TreeState& state, Eigen::MatrixXd& mass) override {
     check_sizes(state, nullptr, "");
-    kinematics(state, false, false);
+    kinematics(state, false, false, false);
     const int n = nodes_.dof();
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
     mass.setZero(nv, nv);
     // Composite inertias, leaves first: 10 parameters when the node inertias have rigid-body
     // form (a sum of rigid-body inertias is one), else 6x6 matrices.
-    auto& composite = composite_inertias();
-    for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) composite[k] = inertia(k);
+    auto& composite = rigid_composite_;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) composite[k] = Policy::composite(pose_[k], rigid_[k]);
     Mat6 root_composite = root_inertia_;
     for (int i = n - 1; i >= 0; --i) {
       const auto k = static_cast<std::size_t>(i);
-      if (nodes_.parent[k] >= 0) composite[static_cast<std::size_t>(nodes_.parent[k])] += T_[k].congruence(composite[k]);
-      else if (nodes_.floating_base) root_composite += as_matrix(T_[k].congruence(composite[k]));
+      if (nodes_.parent[k] >= 0)
+        composite[static_cast<std::size_t>(nodes_.parent[k])] += Policy::composite_to_parent(T_[k], composite[k]);
+      else if (nodes_.floating_base)
+        root_composite += Policy::composite_matrix(base_pose_, Policy::composite_to_parent(T_[k], composite[k]));
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Vec6 F = composite_times_screw(composite[k], S_[k]);
+      Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_[k]);
       mass(offset + i, offset + i) = screw_dot(S_[k], F);
       int j = i;
       while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
@@ -358,19 +359,11 @@ class RecursiveDynamics final : public TreeDynamics {
     else return nodes_.inertia[k];
   }
 
-  auto& composite_inertias() {
-    if constexpr (Policy::rigid_inertia) return rigid_composite_;
-    else return articulated_;
-  }
-  template <class Screw>
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Mat6& I, const Screw& S) { return inertia_times_screw(I, S); }
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const RigidInertia& I, const AxialScrew& S) { return I * S.vector(); }
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const RigidInertia& I, const Vec6& S) { return I * S; }
 
   // Forward kinematics of node k (its parent done): transform, screw, inertia, and
   // optionally twist and velocity term; the world pose when the policy or the caller needs it.
   LIEMBS_STRONG_INLINE void node_kinematics(std::size_t k, const TreeState& state, bool with_velocities,
-                                            bool world_pose) {
+                                            bool world_pose, bool with_inertia = true) {
     const int p = nodes_.parent[k];
     const Pose& parent_pose = p >= 0 ? pose_[static_cast<std::size_t>(p)] : base_pose_;
     const auto i = static_cast<Eigen::Index>(k);
@@ -378,7 +371,8 @@ class RecursiveDynamics final : public TreeDynamics {
     if (Policy::needs_world_pose || world_pose) pose_[k] = se3::compose(parent_pose, relative);
     T_[k] = Policy::transform(parent_pose, pose_[k], relative);
     S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
-    if constexpr (!Policy::constant_inertia) M_[k] = Policy::inertia(pose_[k], node_frame_inertia(k));
+    if constexpr (!Policy::constant_inertia)
+      if (with_inertia) M_[k] = Policy::inertia(pose_[k], node_frame_inertia(k));
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
       const double qd = state.qd(i);
@@ -388,10 +382,10 @@ class RecursiveDynamics final : public TreeDynamics {
     }
   }
 
-  void kinematics(const TreeState& state, bool with_velocities, bool world_poses = true) {
+  void kinematics(const TreeState& state, bool with_velocities, bool world_poses = true, bool with_inertias = true) {
     root_kinematics(state);
     for (std::size_t k = 0; k < static_cast<std::size_t>(nodes_.dof()); ++k)
-      node_kinematics(k, state, with_velocities, world_poses);
+      node_kinematics(k, state, with_velocities, world_poses, with_inertias);
   }
 
   // Adds `sign` times the model's loads to the node wrenches W_ (and the base's).
@@ -473,7 +467,8 @@ class RecursiveDynamics final : public TreeDynamics {
   bool world_loads_ = false;    // a load given in the world frame needs the node poses
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
-  std::vector<RigidInertia> rigid_, rigid_composite_;  // node-frame inertias and composites (rigid-form policies)
+  std::vector<RigidInertia> rigid_;            // node inertias in the node frames
+  std::vector<RigidInertia> rigid_composite_;  // CRBA's composites, in the policy's composite form
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_;
   std::vector<NodeInertia> M_;  // node inertias in the policy's coordinates (when not constant)

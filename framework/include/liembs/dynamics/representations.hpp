@@ -8,6 +8,9 @@
 //                 (10 parameters) where it has the rigid-body form [[I, h~], [-h~, m 1]]
 //                 (rigid_inertia: body-fixed, spatial, hybrid), else a 6x6 matrix (mixed)
 //   bias_wrench   the velocity-product part b_i of the Newton-Euler wrench W_i = M_i A_i + b_i
+//   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
+//                 every representation: composite (a node's own), composite_to_parent
+//                 (T^T I T), composite_times_screw (I S), composite_matrix (the 6x6 matrix)
 //   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
 // Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
@@ -49,6 +52,10 @@ struct BodyFixed {
   // (68a): -ad_V^T M V
   template <class Inertia>
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
+  LIEMBS_STRONG_INLINE static const RigidInertia& composite(const Pose&, const RigidInertia& M_node) { return M_node; }
+  LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const AxialScrew& S) { return I * S; }
+  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
@@ -83,6 +90,10 @@ struct Spatial {
   }
   template <class Inertia>
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
+  LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return inertia(C, M_node); }
+  LIEMBS_STRONG_INLINE static const RigidInertia& composite_to_parent(const Transform&, const RigidInertia& I) { return I; }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& S) { return I * S; }
+  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
     Vec6 V;
@@ -150,6 +161,10 @@ struct Hybrid {
     b << w.cross(L), w.cross(p);
     return b;
   }
+  LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return inertia(C, M_node); }
+  LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& S) { return I * S; }
+  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Zero();
     Phi.topLeftCorner<3, 3>() = C.R;
@@ -205,6 +220,31 @@ struct Mixed {
     M.topRightCorner<3, 3>() = M_body.topRightCorner<3, 3>() * C.R.transpose();
     M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
     M.bottomRightCorner<3, 3>() = C.R * M_body.bottomRightCorner<3, 3>() * C.R.transpose();
+    return M;
+  }
+  // A composite inertia in mixed coordinates is P^-T I^h P^-1 with I^h the hybrid one (a
+  // rigid-body inertia) and P^-1 = diag(R, 1); and since T_i = P_i T^h_i P_parent^-1, the
+  // congruence T^T (P_i^-T I^h P_i^-1) T = P_parent^-T (T^h^T I^h T^h) P_parent^-1. So the
+  // composites are kept by their hybrid factor I^h (10 parameters) and P is applied where
+  // a product is taken.
+  LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) {
+    return Hybrid::inertia(C, M_node);
+  }
+  LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) {
+    return twist_transforms::PointShift{T.r}.congruence(I);
+  }
+  // P^-T I^h P^-1 S = diag(R^T, 1) I^h (R S_angular; S_linear)
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S) {
+    Vec6 hybrid_screw;
+    hybrid_screw << C.R * S.head<3>(), S.tail<3>();
+    Vec6 F = I * hybrid_screw;
+    F.head<3>() = C.R.transpose() * F.head<3>();
+    return F;
+  }
+  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose& C, const RigidInertia& I) {
+    Mat6 M = I.matrix();
+    M.topRows<3>() = C.R.transpose() * M.topRows<3>();
+    M.leftCols<3>() = M.leftCols<3>() * C.R;
     return M;
   }
   // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0)
