@@ -82,8 +82,8 @@ class RecursiveDynamics final : public TreeDynamics {
       const auto k = static_cast<std::size_t>(i);
       force(offset + i) = screw_dot(S_[k], W_[k]);
       const int p = nodes_.parent[k];
-      if (p >= 0) W_[static_cast<std::size_t>(p)] += T_[k].apply_transpose(W_[k]);
-      else if (nodes_.floating_base) root_wrench_ += T_[k].apply_transpose(W_[k]);
+      if (p >= 0) T_[k].add_transpose_to(W_[k], W_[static_cast<std::size_t>(p)]);
+      else if (nodes_.floating_base) T_[k].add_transpose_to(W_[k], root_wrench_);
     }
     if (nodes_.floating_base) force.head<6>() = base_to_body_.transpose() * root_wrench_;
   }
@@ -121,10 +121,10 @@ class RecursiveDynamics final : public TreeDynamics {
       if (p >= 0) {
         const auto parent = static_cast<std::size_t>(p);
         articulated_[parent] += T_[k].congruence(projected);
-        W_[parent] += T_[k].apply_transpose(projected_bias);
+        T_[k].add_transpose_to(projected_bias, W_[parent]);
       } else {
         root_articulated += T_[k].congruence(projected);
-        root_bias += T_[k].apply_transpose(projected_bias);
+        T_[k].add_transpose_to(projected_bias, root_bias);
       }
     }
     acceleration.resize(nodes_.velocity_dimension());
@@ -324,9 +324,7 @@ class RecursiveDynamics final : public TreeDynamics {
       base_to_body_ = Policy::to_body(state.base);
       base_to_body_inverse_ = base_to_body_.inverse();
       base_from_body_wrench_ = base_to_body_inverse_.transpose();
-    } else {
-      root_inertia_.setZero();
-    }
+    }  // a fixed base keeps root_inertia_ = 0 from construction
   }
 
   // C_{parent,i} = B_i exp(X_i q_i) for an aligned screw X_i = (0, 0, a, 0, 0, l): B_i times a

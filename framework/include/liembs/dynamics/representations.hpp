@@ -44,9 +44,16 @@ struct BodyFixed {
   // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1} with C_{parent,i} = relative.
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose& relative) { return {relative}; }
   LIEMBS_STRONG_INLINE static const AxialScrew& screw(const Pose&, const AxialScrew& X) { return X; }
-  // (67c): -q' ad_X V_i = [V_i, X q']
+  // (67c): -q' ad_X V_i = [V_i, X q'] = q' (a w x e_z; l w x e_z + a v x e_z), with
+  // w x e_z = (w_y, -w_x, 0); in 2-vectors so that no scalar stores are read back as pairs.
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const AxialScrew& S, double qd) {
-    return se3::bracket(V, S) * qd;
+    const double a = S.angular * qd, l = S.linear * qd;
+    const Eigen::Vector2d w_perp(V(1), -V(0)), v_perp(V(4), -V(3));
+    Vec6 c;
+    c.segment<2>(0) = a * w_perp;
+    c.segment<2>(3) = l * w_perp + a * v_perp;
+    c(2) = c(5) = 0.0;
+    return c;
   }
   LIEMBS_STRONG_INLINE static const Mat6& inertia(const Pose&, const Mat6& M_body) { return M_body; }
   // (68a): -ad_V^T M V

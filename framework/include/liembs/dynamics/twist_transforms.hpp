@@ -38,6 +38,22 @@ struct Adjoint {
     out.head<3>() += C.r.cross(out.tail<3>());
     return out;
   }
+  // target += Ad_{C^-1}^T W, element by element: summing a returned vector read back the
+  // scalar stores of the cross product as pairs (a store-forwarding stall in RNEA's
+  // backward pass).
+  LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const {
+    const Mat3& R = C.R;
+    const Vec3& r = C.r;
+    const double f0 = R(0, 0) * W(3) + R(0, 1) * W(4) + R(0, 2) * W(5);
+    const double f1 = R(1, 0) * W(3) + R(1, 1) * W(4) + R(1, 2) * W(5);
+    const double f2 = R(2, 0) * W(3) + R(2, 1) * W(4) + R(2, 2) * W(5);
+    target(0) += R(0, 0) * W(0) + R(0, 1) * W(1) + R(0, 2) * W(2) + r(1) * f2 - r(2) * f1;
+    target(1) += R(1, 0) * W(0) + R(1, 1) * W(1) + R(1, 2) * W(2) + r(2) * f0 - r(0) * f2;
+    target(2) += R(2, 0) * W(0) + R(2, 1) * W(1) + R(2, 2) * W(2) + r(0) * f1 - r(1) * f0;
+    target(3) += f0;
+    target(4) += f1;
+    target(5) += f2;
+  }
   // Ad_{C^-1}^T I Ad_{C^-1}: the child-frame inertia I = [[A, B], [B^T, D]] in the parent
   // frame. Ad_{C^-1} = diag(R^T, R^T) [[1, 0], [-P, 1]], P = r~: rotate every block, then
   // shift the reference point: A - B P + P B^T - P D P, B + P D, D.
@@ -75,6 +91,7 @@ struct Adjoint {
 struct Identity {
   LIEMBS_STRONG_INLINE const Vec6& apply(const Vec6& V) const { return V; }
   LIEMBS_STRONG_INLINE const Vec6& apply_transpose(const Vec6& W) const { return W; }
+  LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += W; }
   LIEMBS_STRONG_INLINE const Mat6& congruence(const Mat6& I) const { return I; }
   LIEMBS_STRONG_INLINE const RigidInertia& congruence(const RigidInertia& I) const { return I; }
 };
@@ -93,6 +110,7 @@ struct PointShift {
     out.head<3>() -= r.cross(W.tail<3>());
     return out;
   }
+  LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
   // [[1, 0], [P, 1]]^T I [[1, 0], [P, 1]], P = r~: A + B P - P B^T - P D P, B - P D, D.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     const Mat3 B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
@@ -137,6 +155,7 @@ struct RotateAndShift {
     out.tail<3>() = W.tail<3>();
     return out;
   }
+  LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     // T = [[Q, 0], [K, 1]] with K = r~ Rp.
     const Mat3 K = hat_times(r, Rp);
