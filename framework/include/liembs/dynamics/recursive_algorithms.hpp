@@ -171,12 +171,12 @@ class RecursiveDynamics final : public TreeDynamics {
       mass(offset + i, offset + i) = screw_dot(S_[k], F);
       int j = i;
       while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
-        F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
+        T_[static_cast<std::size_t>(j)].transpose_in_place(F);
         j = nodes_.parent[static_cast<std::size_t>(j)];
         mass(offset + i, offset + j) = mass(offset + j, offset + i) = screw_dot(S_[static_cast<std::size_t>(j)], F);
       }
       if (nodes_.floating_base) {
-        F = T_[static_cast<std::size_t>(j)].apply_transpose(F);
+        T_[static_cast<std::size_t>(j)].transpose_in_place(F);
         const Vec6 column = base_to_body_.transpose() * F;
         mass.block<6, 1>(0, offset + i) = column;
         mass.block<1, 6>(offset + i, 0) = column.transpose();
@@ -351,11 +351,6 @@ class RecursiveDynamics final : public TreeDynamics {
     if constexpr (Policy::constant_inertia) return (nodes_.inertia[k]);  // const Mat6&
     else return as_matrix(M_[k]);
   }
-  // The node inertia in the node frame, as the policy's inertia() takes it.
-  LIEMBS_STRONG_INLINE const auto& node_frame_inertia(std::size_t k) const {
-    if constexpr (Policy::rigid_inertia) return rigid_[k];
-    else return nodes_.inertia[k];
-  }
 
 
   // Forward kinematics of node k (its parent done): transform, screw, inertia, and
@@ -370,7 +365,7 @@ class RecursiveDynamics final : public TreeDynamics {
     T_[k] = Policy::transform(parent_pose, pose_[k], relative);
     S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
     if constexpr (!Policy::constant_inertia)
-      if (with_inertia) M_[k] = Policy::inertia(pose_[k], node_frame_inertia(k));
+      if (with_inertia) M_[k] = Policy::inertia(pose_[k], rigid_[k]);
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
       const double qd = state.qd(i);

@@ -220,7 +220,15 @@ struct Mixed {
     c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(parent_omega) + omega.cross(S.tail<3>()) * qd;
     return c;
   }
-  // diag(1, R) M^b diag(1, R^T)
+  // diag(1, R) M^b diag(1, R^T) for M^b = [[I, h~], [-h~, m 1]]: [[I, h~ R^T], [R h~^T, m 1]].
+  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const RigidInertia& M_body) {
+    Mat6 M;
+    M.topLeftCorner<3, 3>() = M_body.I;
+    M.topRightCorner<3, 3>() = twist_transforms::hat_times(M_body.h, C.R.transpose());
+    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
+    M.bottomRightCorner<3, 3>() = M_body.m * Mat3::Identity();
+    return M;
+  }
   LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) {
     Mat6 M;
     M.topLeftCorner<3, 3>() = M_body.topLeftCorner<3, 3>();

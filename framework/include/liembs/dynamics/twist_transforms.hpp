@@ -54,6 +54,8 @@ struct Adjoint {
     target(4) += f1;
     target(5) += f2;
   }
+  // W <- Ad_{C^-1}^T W (CRBA's walk to the root).
+  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }
   // Ad_{C^-1}^T I Ad_{C^-1}: the child-frame inertia I = [[A, B], [B^T, D]] in the parent
   // frame. Ad_{C^-1} = diag(R^T, R^T) [[1, 0], [-P, 1]], P = r~: rotate every block, then
   // shift the reference point: A - B P + P B^T - P D P, B + P D, D.
@@ -92,6 +94,7 @@ struct Identity {
   LIEMBS_STRONG_INLINE const Vec6& apply(const Vec6& V) const { return V; }
   LIEMBS_STRONG_INLINE const Vec6& apply_transpose(const Vec6& W) const { return W; }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += W; }
+  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6&) const {}
   LIEMBS_STRONG_INLINE const Mat6& congruence(const Mat6& I) const { return I; }
   LIEMBS_STRONG_INLINE const RigidInertia& congruence(const RigidInertia& I) const { return I; }
 };
@@ -110,7 +113,18 @@ struct PointShift {
     out.head<3>() -= r.cross(W.tail<3>());
     return out;
   }
-  LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
+  LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const {
+    target += W;
+    target(0) -= r(1) * W(5) - r(2) * W(4);
+    target(1) -= r(2) * W(3) - r(0) * W(5);
+    target(2) -= r(0) * W(4) - r(1) * W(3);
+  }
+  // W <- (W_angular - r x W_linear, W_linear), element by element.
+  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const {
+    W(0) -= r(1) * W(5) - r(2) * W(4);
+    W(1) -= r(2) * W(3) - r(0) * W(5);
+    W(2) -= r(0) * W(4) - r(1) * W(3);
+  }
   // [[1, 0], [P, 1]]^T I [[1, 0], [P, 1]], P = r~: A + B P - P B^T - P D P, B - P D, D.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     const Mat3 B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
@@ -156,6 +170,7 @@ struct RotateAndShift {
     return out;
   }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
+  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     // T = [[Q, 0], [K, 1]] with K = r~ Rp.
     const Mat3 K = hat_times(r, Rp);
