@@ -377,3 +377,49 @@ TEST_CASE("recursive dynamics of one free body in every representation", "[dynam
     }
   }
 }
+
+TEST_CASE("ABA stops with an error naming the degree of freedom whose articulated inertia vanishes", "[dynamics][errors]") {
+  // Two revolute joints on one axis: the outer body's rotation about the axis is taken out
+  // of the inner joint's articulated inertia, which is left with the inner body's own,
+  // 1e-20 kg m^2 against a trace of order 1: singular at round-off (validation accepts the
+  // tiny positive inertia).
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  auto document = ConfigDocument::from_string(R"(
+[model]
+gravity = [0.0, 0.0, -9.81]
+[[model.bodies]]
+name = "hub"
+mass = 1e-20
+inertia_diagonal = [1e-20, 1e-20, 1e-20]
+[[model.bodies]]
+name = "wheel"
+mass = 1.0
+inertia_diagonal = [0.5, 0.5, 1.0]
+[[model.joints]]
+name = "inner"
+type = "revolute"
+parent = "world"
+child = "hub"
+axis = [0.0, 0.0, 1.0]
+[[model.joints]]
+name = "outer"
+type = "revolute"
+parent = "hub"
+child = "wheel"
+axis = [0.0, 0.0, 1.0]
+)",
+                                               "coaxial.toml");
+  const Model model = load_model(document->root().table("model"));
+  BoundTree bound = bind_all(representations, model);
+  TreeState state;
+  state.q = Eigen::Vector2d(0.3, -0.2);
+  state.qd = Eigen::Vector2d(1.0, 2.0);
+  const Eigen::VectorXd force = Eigen::Vector2d(0.1, 0.0);
+  for (const auto& [name, dynamics] : bound.dynamics) {
+    INFO(name);
+    Eigen::VectorXd acceleration;
+    CHECK_THROWS_WITH(dynamics->forward_dynamics(state, force, acceleration),
+                      Catch::Contains("singular configuration") && Catch::Contains("'inner'"));
+  }
+}
