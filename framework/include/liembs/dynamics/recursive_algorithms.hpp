@@ -165,19 +165,21 @@ class RecursiveDynamics final : public TreeDynamics {
       else if (nodes_.floating_base)
         root_composite += Policy::composite_matrix(base_pose_, Policy::composite_to_parent(T_[k], composite[k]));
     }
+    // Columns: F = I_i S_i walked to the root, M_ij = S_j . F (in the policy's walk form).
+    const auto& S_walk = walk_screws();
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_[k]);
-      mass(offset + i, offset + i) = screw_dot(S_[k], F);
+      Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_walk[k]);
+      mass(offset + i, offset + i) = screw_dot(S_walk[k], F);
       int j = i;
       while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
-        T_[static_cast<std::size_t>(j)].transpose_in_place(F);
+        Policy::walk_transform(T_[static_cast<std::size_t>(j)]).transpose_in_place(F);
         j = nodes_.parent[static_cast<std::size_t>(j)];
-        mass(offset + i, offset + j) = mass(offset + j, offset + i) = screw_dot(S_[static_cast<std::size_t>(j)], F);
+        mass(offset + i, offset + j) = mass(offset + j, offset + i) = screw_dot(S_walk[static_cast<std::size_t>(j)], F);
       }
       if (nodes_.floating_base) {
-        T_[static_cast<std::size_t>(j)].transpose_in_place(F);
-        const Vec6 column = base_to_body_.transpose() * F;
+        Policy::walk_transform(T_[static_cast<std::size_t>(j)]).transpose_in_place(F);
+        const Vec6 column = base_to_body_.transpose() * Policy::walk_to_policy(base_pose_, F);
         mass.block<6, 1>(0, offset + i) = column;
         mass.block<1, 6>(offset + i, 0) = column.transpose();
       }
@@ -353,6 +355,17 @@ class RecursiveDynamics final : public TreeDynamics {
   }
 
 
+  // The joint screws in CRBA's walk form (representations.hpp): S_ itself, or computed.
+  const auto& walk_screws() {
+    if constexpr (Policy::separate_walk_form) {
+      walk_screw_.resize(S_.size());
+      for (std::size_t k = 0; k < S_.size(); ++k) walk_screw_[k] = Policy::walk_screw(pose_[k], S_[k]);
+      return walk_screw_;
+    } else {
+      return S_;
+    }
+  }
+
   // Forward kinematics of node k (its parent done): transform, screw, inertia, and
   // optionally twist and velocity term; the world pose when the policy or the caller needs it.
   LIEMBS_STRONG_INLINE void node_kinematics(std::size_t k, const TreeState& state, bool with_velocities,
@@ -463,7 +476,7 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<RigidInertia> rigid_;            // node inertias in the node frames
   std::vector<RigidInertia> rigid_composite_;  // CRBA's composites, in the policy's composite form
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
-  std::vector<Vec6> V_, c_, A_, W_, U_;
+  std::vector<Vec6> V_, c_, A_, W_, U_, walk_screw_;
   std::vector<NodeInertia> M_;  // node inertias in the policy's coordinates (when not constant)
   std::vector<Mat6> articulated_;
   std::vector<double> D_, u_;

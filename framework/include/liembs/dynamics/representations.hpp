@@ -11,6 +11,8 @@
 //   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
 //                 every representation: composite (a node's own), composite_to_parent
 //                 (T^T I T), composite_times_screw (I S), composite_matrix (the 6x6 matrix)
+//   walk...       CRBA's off-diagonal walk F <- T^T F, M_ij = S_j . F: the policy's own
+//                 coordinates, except mixed (see there)
 //   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
 // Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
@@ -63,6 +65,9 @@ struct BodyFixed {
   LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const AxialScrew& S) { return I * S; }
   LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
+  static constexpr bool separate_walk_form = false;
+  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
+  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
@@ -101,6 +106,9 @@ struct Spatial {
   LIEMBS_STRONG_INLINE static const RigidInertia& composite_to_parent(const Transform&, const RigidInertia& I) { return I; }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& S) { return I * S; }
   LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
+  static constexpr bool separate_walk_form = false;
+  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
+  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
     Vec6 V;
@@ -172,6 +180,9 @@ struct Hybrid {
   LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& S) { return I * S; }
   LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
+  static constexpr bool separate_walk_form = false;
+  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
+  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Zero();
     Phi.topLeftCorner<3, 3>() = C.R;
@@ -248,13 +259,23 @@ struct Mixed {
   LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) {
     return twist_transforms::PointShift{T.r}.congruence(I);
   }
-  // P^-T I^h P^-1 S = diag(R^T, 1) I^h (R S_angular; S_linear)
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S) {
+  // The walk runs on the hybrid factors too: F^m_j = P_j^-T F^h_j with F^h walked by the
+  // hybrid point shifts, and S^m_j . F^m_j = (P_j^-1 S^m_j) . F^h_j = S^h_j . F^h_j, where
+  // S^h = P^-1 S^m = (R S_angular; S_linear) is the walk's screw. So F = I^h S^h.
+  static constexpr bool separate_walk_form = true;
+  LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const Vec6& S) {
     Vec6 hybrid_screw;
     hybrid_screw << C.R * S.head<3>(), S.tail<3>();
-    Vec6 F = I * hybrid_screw;
-    F.head<3>() = C.R.transpose() * F.head<3>();
-    return F;
+    return hybrid_screw;
+  }
+  LIEMBS_STRONG_INLINE static twist_transforms::PointShift walk_transform(const Transform& T) { return {T.r}; }
+  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& F) {
+    Vec6 out;
+    out << C.R.transpose() * F.head<3>(), F.tail<3>();
+    return out;
+  }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& walk_screw) {
+    return I * walk_screw;
   }
   LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose& C, const RigidInertia& I) {
     Mat6 M = I.matrix();
