@@ -91,12 +91,16 @@ struct RigidInertia {
 };
 
 namespace se3 {
-// [V, S] = (w x a e_z, w x l e_z + v x a e_z) for V = (w, v): the bracket of se3.hpp with
-// the zeros of S skipped.
+// [V, S] = (a w x e_z, l w x e_z + a v x e_z) for V = (w, v), w x e_z = (w_y, -w_x, 0): the
+// bracket of se3.hpp with the zeros of S skipped. In 2-vectors: written element by element
+// (a comma initializer), the result was read back as pairs right away (a store-forwarding
+// stall in the body-fixed velocity term).
 LIEMBS_STRONG_INLINE Vec6 bracket(const Vec6& V, const AxialScrew& S) {
+  const Eigen::Vector2d w_perp(V(1), -V(0)), v_perp(V(4), -V(3));
   Vec6 out;
-  out << S.angular * V(1), -S.angular * V(0), 0.0, S.linear * V(1) + S.angular * V(4),
-      -S.linear * V(0) - S.angular * V(3), 0.0;
+  out.segment<2>(0) = S.angular * w_perp;
+  out.segment<2>(3) = S.linear * w_perp + S.angular * v_perp;
+  out(2) = out(5) = 0.0;
   return out;
 }
 }  // namespace se3

@@ -52,6 +52,7 @@ class RecursiveDynamics final : public TreeDynamics {
     u_.resize(n);
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
     for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
+    base_rigid_ = RigidInertia::from_matrix(nodes_.base_inertia);
     rigid_composite_.resize(rigid_.size());
   }
 
@@ -322,7 +323,7 @@ class RecursiveDynamics final : public TreeDynamics {
     base_pose_ = nodes_.floating_base ? state.base : Pose{};
     root_twist_ = nodes_.floating_base ? Policy::from_body(state.base, state.base_twist) : Vec6::Zero();
     if (nodes_.floating_base) {
-      root_inertia_ = Policy::inertia(state.base, nodes_.base_inertia);
+      root_inertia_ = as_matrix(Policy::inertia(state.base, base_rigid_));
       base_to_body_ = Policy::to_body(state.base);
       base_to_body_inverse_ = base_to_body_.inverse();
       base_from_body_wrench_ = base_to_body_inverse_.transpose();
@@ -474,6 +475,7 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
   std::vector<RigidInertia> rigid_;            // node inertias in the node frames
+  RigidInertia base_rigid_;                    // the floating base's, in its frame
   std::vector<RigidInertia> rigid_composite_;  // CRBA's composites, in the policy's composite form
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_, walk_screw_;

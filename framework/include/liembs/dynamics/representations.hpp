@@ -32,8 +32,25 @@ LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
   return b;
 }
 
+// CRBA's composites for a policy whose node inertias have rigid-body form (body-fixed,
+// spatial, hybrid): the node's own is Self::inertia, they move by the transform's
+// congruence, and the walk runs in the policy's own coordinates.
+template <class Self>
+struct RigidComposites {
+  LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return Self::inertia(C, M_node); }
+  template <class Transform>
+  LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
+  template <class Screw>
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Screw& S) { return I * S; }
+  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
+  static constexpr bool separate_walk_form = false;
+  template <class Transform>
+  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
+  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
+};
+
 // Body-fixed: V^b = (omega^b, R^T r'), frame of node i (000 section 4.1, eqs. 66-68).
-struct BodyFixed {
+struct BodyFixed : RigidComposites<BodyFixed> {
   static constexpr const char* name = "body-fixed";
   using Transform = twist_transforms::Adjoint;
   using Screw = AxialScrew;
@@ -46,28 +63,14 @@ struct BodyFixed {
   // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1} with C_{parent,i} = relative.
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose& relative) { return {relative}; }
   LIEMBS_STRONG_INLINE static const AxialScrew& screw(const Pose&, const AxialScrew& X) { return X; }
-  // (67c): -q' ad_X V_i = [V_i, X q'] = q' (a w x e_z; l w x e_z + a v x e_z), with
-  // w x e_z = (w_y, -w_x, 0); in 2-vectors so that no scalar stores are read back as pairs.
+  // (67c): -q' ad_X V_i = [V_i, X q']
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const AxialScrew& S, double qd) {
-    const double a = S.angular * qd, l = S.linear * qd;
-    const Eigen::Vector2d w_perp(V(1), -V(0)), v_perp(V(4), -V(3));
-    Vec6 c;
-    c.segment<2>(0) = a * w_perp;
-    c.segment<2>(3) = l * w_perp + a * v_perp;
-    c(2) = c(5) = 0.0;
-    return c;
+    return se3::bracket(V, AxialScrew{S.angular * qd, S.linear * qd});
   }
-  LIEMBS_STRONG_INLINE static const Mat6& inertia(const Pose&, const Mat6& M_body) { return M_body; }
+  LIEMBS_STRONG_INLINE static const RigidInertia& inertia(const Pose&, const RigidInertia& M_body) { return M_body; }
   // (68a): -ad_V^T M V
   template <class Inertia>
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
-  LIEMBS_STRONG_INLINE static const RigidInertia& composite(const Pose&, const RigidInertia& M_node) { return M_node; }
-  LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const AxialScrew& S) { return I * S; }
-  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
-  static constexpr bool separate_walk_form = false;
-  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
-  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
@@ -75,7 +78,7 @@ struct BodyFixed {
 };
 
 // Spatial: V^s = Ad_C V^b, all quantities in the world frame (000 section 4.2, eqs. 69-72).
-struct Spatial {
+struct Spatial : RigidComposites<Spatial> {
   static constexpr const char* name = "spatial";
   using Transform = twist_transforms::Identity;
   using Screw = Vec6;
@@ -95,20 +98,12 @@ struct Spatial {
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
     return se3::bracket(V_parent, S) * qd;
   }
-  // (72a) Ad_C^-T M^b Ad_C^-1, by 3x3 blocks
-  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) { return twist_transforms::Adjoint{C}.congruence(M_body); }
+  // (72a) Ad_C^-T M^b Ad_C^-1: h and I rotated, the reference point moved to the world origin
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
     return twist_transforms::Adjoint{C}.congruence(M_body);
   }
   template <class Inertia>
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
-  LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return inertia(C, M_node); }
-  LIEMBS_STRONG_INLINE static const RigidInertia& composite_to_parent(const Transform&, const RigidInertia& I) { return I; }
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& S) { return I * S; }
-  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
-  static constexpr bool separate_walk_form = false;
-  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
-  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) { return se3::Ad(C); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose& C, const Vec6& V_body) {
     Vec6 V;
@@ -123,7 +118,7 @@ struct Spatial {
 
 // Hybrid: V^h = (omega^s, r') = Ad_R V^b, measured at the node origin, resolved in the world
 // frame (000 section 4.3, eqs. 73-77).
-struct Hybrid {
+struct Hybrid : RigidComposites<Hybrid> {
   static constexpr const char* name = "hybrid";
   using Transform = twist_transforms::PointShift;
   using Screw = Vec6;
@@ -145,14 +140,7 @@ struct Hybrid {
     c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(V_parent.head<3>()) + V.head<3>().cross(S.tail<3>()) * qd;
     return c;
   }
-  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) {                     // (77a) Ad_R M Ad_R^T
-    Mat6 M;
-    M.topLeftCorner<3, 3>() = C.R * M_body.topLeftCorner<3, 3>() * C.R.transpose();
-    M.topRightCorner<3, 3>() = C.R * M_body.topRightCorner<3, 3>() * C.R.transpose();
-    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
-    M.bottomRightCorner<3, 3>() = C.R * M_body.bottomRightCorner<3, 3>() * C.R.transpose();
-    return M;
-  }
+  // (77a) Ad_R M Ad_R^T: h and I rotated
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
     RigidInertia M;
     M.m = M_body.m;
@@ -176,13 +164,6 @@ struct Hybrid {
     b << w.cross(L), w.cross(p);
     return b;
   }
-  LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return inertia(C, M_node); }
-  LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6& S) { return I * S; }
-  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
-  static constexpr bool separate_walk_form = false;
-  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
-  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Zero();
     Phi.topLeftCorner<3, 3>() = C.R;
@@ -238,14 +219,6 @@ struct Mixed {
     M.topRightCorner<3, 3>() = twist_transforms::hat_times(M_body.h, C.R.transpose());
     M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
     M.bottomRightCorner<3, 3>() = M_body.m * Mat3::Identity();
-    return M;
-  }
-  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const Mat6& M_body) {
-    Mat6 M;
-    M.topLeftCorner<3, 3>() = M_body.topLeftCorner<3, 3>();
-    M.topRightCorner<3, 3>() = M_body.topRightCorner<3, 3>() * C.R.transpose();
-    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
-    M.bottomRightCorner<3, 3>() = C.R * M_body.bottomRightCorner<3, 3>() * C.R.transpose();
     return M;
   }
   // A composite inertia in mixed coordinates is P^-T I^h P^-1 with I^h the hybrid one (a

@@ -1,7 +1,7 @@
 #pragma once
 // Linear maps T that carry a twist from a parent node's representation to a child node's,
-// V_child = T V_parent, together with the dual map of wrenches (T^T) and the congruence of
-// inertias (T^T I T). Each representation uses the cheapest structure its frames allow
+// V_child = T V_parent (apply), together with the dual map of wrenches (T^T:
+// add_transpose_to, transpose_in_place) and the congruence of inertias (T^T I T). Each representation uses the cheapest structure its frames allow
 // (000 section 5.6): a full SE(3) adjoint (body-fixed), the identity (spatial), a change of
 // reference point (hybrid), or a rotation of the angular part plus a point change (mixed).
 #include <liembs/dynamics/kernel_types.hpp>
@@ -92,7 +92,6 @@ struct Adjoint {
 
 struct Identity {
   LIEMBS_STRONG_INLINE const Vec6& apply(const Vec6& V) const { return V; }
-  LIEMBS_STRONG_INLINE const Vec6& apply_transpose(const Vec6& W) const { return W; }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += W; }
   LIEMBS_STRONG_INLINE void transpose_in_place(Vec6&) const {}
   LIEMBS_STRONG_INLINE const Mat6& congruence(const Mat6& I) const { return I; }
@@ -108,23 +107,12 @@ struct PointShift {
     out.tail<3>() += r.cross(V.head<3>());
     return out;
   }
-  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
-    Vec6 out = W;
-    out.head<3>() -= r.cross(W.tail<3>());
-    return out;
-  }
+  // T^T W = (W_angular - r x W_linear, W_linear), element by element.
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const {
     target += W;
-    target(0) -= r(1) * W(5) - r(2) * W(4);
-    target(1) -= r(2) * W(3) - r(0) * W(5);
-    target(2) -= r(0) * W(4) - r(1) * W(3);
+    subtract_moment(W, target);
   }
-  // W <- (W_angular - r x W_linear, W_linear), element by element.
-  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const {
-    W(0) -= r(1) * W(5) - r(2) * W(4);
-    W(1) -= r(2) * W(3) - r(0) * W(5);
-    W(2) -= r(0) * W(4) - r(1) * W(3);
-  }
+  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { subtract_moment(W, W); }
   // [[1, 0], [P, 1]]^T I [[1, 0], [P, 1]], P = r~: A + B P - P B^T - P D P, B - P D, D.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     const Mat3 B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
@@ -137,6 +125,12 @@ struct PointShift {
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
     out.bottomRightCorner<3, 3>() = D;
     return out;
+  }
+  // target_angular -= r x W_linear (reads only W's linear part, so target may be W).
+  LIEMBS_STRONG_INLINE void subtract_moment(const Vec6& W, Vec6& target) const {
+    target(0) -= r(1) * W(5) - r(2) * W(4);
+    target(1) -= r(2) * W(3) - r(0) * W(5);
+    target(2) -= r(0) * W(4) - r(1) * W(3);
   }
   // The same for a rigid-body inertia: its reference point moves by r (Adjoint with R = 1
   // and -r): h - m r, I + (r h^T + h r^T) - 2 (h.r) 1 - m (r r^T - r.r 1).
