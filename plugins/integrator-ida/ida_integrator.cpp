@@ -296,15 +296,20 @@ class IdaIntegrator final : public Integrator {
     sunrealtype t_last = 0;
     IDAGetCurrentTime(ida_.get(), &t_last);
     State restart = state_from(NV_DATA_S(y_.get()), t_last);
-    rebase(restart);
+    restart_at(restart);
   }
 
-  // X_ref <- X_ref exp(xi), xi <- 0. GGL restarts on g = 0, J V = 0 exactly: IDA's Newton
-  // leaves J V off by up to a few times the tolerance (its test is an RMS norm), and at the
-  // restart that offset would be a jump that no step size removes, failing the error test
-  // of the first step. The projection moves the state by less than the tolerance.
+  // X_ref <- X_ref exp(xi), xi <- 0.
   void rebase(State& state) {
     ++rebases_;
+    restart_at(state);
+  }
+
+  // Restarts IDA at `state` with the chart there. GGL restarts on g = 0, J V = 0 exactly:
+  // IDA's Newton leaves J V off by up to a few times the tolerance (its test is an RMS norm),
+  // and at the restart that offset would be a jump that no step size removes, failing the
+  // error test of the first step. The projection moves the state by less than the tolerance.
+  void restart_at(State& state) {
     if (formulation_ == Formulation::ggl) {
       project_onto_constraints(*space_, *system_, state, projection_settings());
       ++projections_;

@@ -120,9 +120,11 @@ void project_velocities(ConstrainedSystem& system, State& state) {
   state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(terms.jacobian * state.velocities);
 }
 
-int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system, State& state,
-                             const ProjectionSettings& settings) {
-  if (system.constraint_count() == 0) return 0;
+namespace {
+
+// The configuration part of project_onto_constraints: Gauss-Newton steps onto g = 0.
+int project_positions(const StateSpace& space, ConstrainedSystem& system, State& state,
+                      const ProjectionSettings& settings) {
   DaeTerms terms;
   const Eigen::VectorXd no_velocity_change = Eigen::VectorXd::Zero(state.velocities.size());
   int iteration = 0;
@@ -141,16 +143,28 @@ int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system,
     const Eigen::VectorXd increment = -schur.mass_inverse_jacobian_t * schur.schur.solve(terms.residual);
     space.retract(state, increment, no_velocity_change);
   }
-  project_velocities(system, state);
   return iteration;
 }
 
+}  // namespace
+
+int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system, State& state,
+                             const ProjectionSettings& settings) {
+  if (system.constraint_count() == 0) return 0;
+  const int iterations = project_positions(space, system, state, settings);
+  project_velocities(system, state);
+  return iterations;
+}
+
 int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& system, State& state) {
-  const Eigen::VectorXd file_velocities = state.velocities;
-  const int iterations = project_onto_constraints(space, system, state);
+  if (system.constraint_count() == 0) return 0;
+  const int iterations = project_positions(space, system, state, ProjectionSettings{});
   const GivenRates given = system.given_rates(state);
-  if (given.rows.rows() == 0) return iterations;
-  state.velocities = file_velocities;  // project_onto_constraints moved every rate; start again from the file's
+  if (given.rows.rows() == 0) {
+    project_velocities(system, state);
+    return iterations;
+  }
+  const Eigen::VectorXd file_velocities = state.velocities;
   DaeTerms terms;
   system.evaluate(state, terms, dae::mass | dae::jacobian);
   // H: the given rates not already fixed by the loops and the given rates before them.
