@@ -9,7 +9,17 @@
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/types.hpp>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace liembs {
+
+// Pairs. The kernels keep their per-node 6-vectors in arrays and read them back soon after
+// they were written; a load that spans two stores cannot be forwarded from the store
+// buffer and waits for both (a store-forwarding stall, 10 to 20 cycles). Eigen reads and
+// writes a whole Vec6 as the 16-byte pairs (0, 1), (2, 3), (4, 5), so the small products
+// below that write single entries or 3-vector halves do so in those pairs too.
 
 struct AxialScrew {
   double angular = 0.0;  // a
@@ -23,10 +33,32 @@ struct AxialScrew {
   }
 };
 
-// V += S x
+// V.segment<2>(i) = (lo, hi) and V.segment<2>(i) += (lo, hi) for even i, as one 16-byte
+// store (see "Pairs" above). The pair is built in a register: GCC builds an
+// Eigen::Vector2d(lo, hi) with two scalar stores to the stack and reads it back as a pair,
+// the very stall avoided here.
+LIEMBS_STRONG_INLINE void set_pair(Vec6& V, int i, double lo, double hi) {
+#if defined(__SSE2__)
+  _mm_store_pd(V.data() + i, _mm_set_pd(hi, lo));
+#else
+  V(i) = lo;
+  V(i + 1) = hi;
+#endif
+}
+LIEMBS_STRONG_INLINE void add_to_pair(Vec6& V, int i, double lo, double hi) {
+#if defined(__SSE2__)
+  double* pair = V.data() + i;
+  _mm_store_pd(pair, _mm_add_pd(_mm_load_pd(pair), _mm_set_pd(hi, lo)));
+#else
+  V(i) += lo;
+  V(i + 1) += hi;
+#endif
+}
+
+// V += S x, as the pairs (2, 3) and (4, 5).
 LIEMBS_STRONG_INLINE void add_screw(Vec6& V, const AxialScrew& S, double x) {
-  V(2) += S.angular * x;
-  V(5) += S.linear * x;
+  add_to_pair(V, 2, S.angular * x, 0.0);
+  add_to_pair(V, 4, 0.0, S.linear * x);
 }
 LIEMBS_STRONG_INLINE void add_screw(Vec6& V, const Vec6& S, double x) { V += S * x; }
 
@@ -68,13 +100,15 @@ struct RigidInertia {
     I += other.I;
     return *this;
   }
-  // Momentum (I w + h x v, m v - h x w) of a twist (w, v).
+  // Momentum (I w + h x v, m v - h x w) of a twist (w, v), in scalars, written as pairs.
   LIEMBS_STRONG_INLINE Vec6 operator*(const Vec6& V) const {
-    const Vec3 w = V.head<3>(), v = V.tail<3>();
+    const double w0 = V(0), w1 = V(1), w2 = V(2), v0 = V(3), v1 = V(4), v2 = V(5);
     Vec6 out;
-    out.head<3>().noalias() = I * w;
-    out.head<3>() += h.cross(v);
-    out.tail<3>() = m * v - h.cross(w);
+    set_pair(out, 0, I(0, 0) * w0 + I(0, 1) * w1 + I(0, 2) * w2 + (h(1) * v2 - h(2) * v1),
+             I(1, 0) * w0 + I(1, 1) * w1 + I(1, 2) * w2 + (h(2) * v0 - h(0) * v2));
+    set_pair(out, 2, I(2, 0) * w0 + I(2, 1) * w1 + I(2, 2) * w2 + (h(0) * v1 - h(1) * v0),
+             m * v0 - (h(1) * w2 - h(2) * w1));
+    set_pair(out, 4, m * v1 - (h(2) * w0 - h(0) * w2), m * v2 - (h(0) * w1 - h(1) * w0));
     return out;
   }
   // The same for an axial screw (0, 0, a, 0, 0, l): a I e_z + l h x e_z, m l e_z - a h x e_z.
@@ -92,15 +126,13 @@ struct RigidInertia {
 
 namespace se3 {
 // [V, S] = (a w x e_z, l w x e_z + a v x e_z) for V = (w, v), w x e_z = (w_y, -w_x, 0): the
-// bracket of se3.hpp with the zeros of S skipped. In 2-vectors: written element by element
-// (a comma initializer), the result was read back as pairs right away (a store-forwarding
-// stall in the body-fixed velocity term).
+// bracket of se3.hpp with the zeros of S skipped, written as pairs.
 LIEMBS_STRONG_INLINE Vec6 bracket(const Vec6& V, const AxialScrew& S) {
-  const Eigen::Vector2d w_perp(V(1), -V(0)), v_perp(V(4), -V(3));
+  const double a = S.angular, l = S.linear;
   Vec6 out;
-  out.segment<2>(0) = S.angular * w_perp;
-  out.segment<2>(3) = S.linear * w_perp + S.angular * v_perp;
-  out(2) = out(5) = 0.0;
+  set_pair(out, 0, a * V(1), -a * V(0));
+  set_pair(out, 2, 0.0, l * V(1) + a * V(4));
+  set_pair(out, 4, -l * V(0) - a * V(3), 0.0);
   return out;
 }
 }  // namespace se3

@@ -1,7 +1,8 @@
 #pragma once
 // The four twist representations of papers 000/001 as policies of the recursive
 // algorithms. A policy says, for a node with world pose C_i = (R_i, r_i):
-//   Transform     how twists go from the parent node's coordinates to the node's (T_i)
+//   Transform     how twists go from the parent node's coordinates to the node's (T_i);
+//                 transform_is_relative_pose: T_i is the adjoint of the joint pose itself
 //   screw         the joint screw in the representation (S_i)
 //   velocity_term the velocity-product part c_i of A_i = T_i A_parent + c_i + S_i q''_i
 //   inertia       the node's spatial inertia in the representation (M_i); a RigidInertia
@@ -25,10 +26,14 @@ namespace liembs::representations {
 
 // -ad_V^T h = (omega x L + v x p, omega x p) for a momentum h = (L, p): the velocity-product
 // wrench of the body-fixed and spatial Newton-Euler equations (000 eqs. 39, 42).
+// In scalars, written as pairs (kernel_types.hpp, "Pairs").
 LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
+  const double w0 = V(0), w1 = V(1), w2 = V(2), v0 = V(3), v1 = V(4), v2 = V(5);
+  const double L0 = h(0), L1 = h(1), L2 = h(2), p0 = h(3), p1 = h(4), p2 = h(5);
   Vec6 b;
-  b.head<3>() = V.head<3>().cross(h.head<3>()) + V.tail<3>().cross(h.tail<3>());
-  b.tail<3>() = V.head<3>().cross(h.tail<3>());
+  set_pair(b, 0, (w1 * L2 - w2 * L1) + (v1 * p2 - v2 * p1), (w2 * L0 - w0 * L2) + (v2 * p0 - v0 * p2));
+  set_pair(b, 2, (w0 * L1 - w1 * L0) + (v0 * p1 - v1 * p0), w1 * p2 - w2 * p1);
+  set_pair(b, 4, w2 * p0 - w0 * p2, w0 * p1 - w1 * p0);
   return b;
 }
 
@@ -60,8 +65,9 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = false;
 
-  // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1} with C_{parent,i} = relative.
-  LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose& relative) { return {relative}; }
+  // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1}: the kernel writes the joint pose
+  // C_{parent,i} into T_i.C itself (no transform function).
+  static constexpr bool transform_is_relative_pose = true;
   LIEMBS_STRONG_INLINE static const AxialScrew& screw(const Pose&, const AxialScrew& X) { return X; }
   // (67c): -q' ad_X V_i = [V_i, X q']
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6&, const Vec6& V, const AxialScrew& S, double qd) {
@@ -85,6 +91,7 @@ struct Spatial : RigidComposites<Spatial> {
   static constexpr bool constant_inertia = false;
   static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
+  static constexpr bool transform_is_relative_pose = false;
 
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
   // J^s_i = Ad_C X (71b): (a R e_z; l R e_z + r x a R e_z)
@@ -125,6 +132,7 @@ struct Hybrid : RigidComposites<Hybrid> {
   static constexpr bool constant_inertia = false;
   static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
+  static constexpr bool transform_is_relative_pose = false;
 
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
@@ -193,6 +201,7 @@ struct Mixed {
   static constexpr bool constant_inertia = false;
   static constexpr bool rigid_inertia = false;  // angular and linear parts in different frames
   static constexpr bool needs_world_pose = true;
+  static constexpr bool transform_is_relative_pose = false;
 
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
     return {relative.R.transpose(), parent.R, parent.r - node.r};

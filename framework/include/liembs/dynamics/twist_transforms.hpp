@@ -24,10 +24,18 @@ LIEMBS_STRONG_INLINE Mat3 hat_times(const Vec3& r, const Mat3& M) {
 struct Adjoint {
   Pose C;
 
+  // In scalars, written as pairs (kernel_types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
+    const Mat3& R = C.R;
+    const Vec3& r = C.r;
+    const double w0 = V(0), w1 = V(1), w2 = V(2);
+    const double u0 = V(3) - (r(1) * w2 - r(2) * w1), u1 = V(4) - (r(2) * w0 - r(0) * w2),
+                 u2 = V(5) - (r(0) * w1 - r(1) * w0);
+    auto column_dot = [&R](int j, double x0, double x1, double x2) { return R(0, j) * x0 + R(1, j) * x1 + R(2, j) * x2; };
     Vec6 out;
-    out.head<3>().noalias() = C.R.transpose() * V.head<3>();
-    out.tail<3>().noalias() = C.R.transpose() * (V.tail<3>() - C.r.cross(V.head<3>()));
+    set_pair(out, 0, column_dot(0, w0, w1, w2), column_dot(1, w0, w1, w2));
+    set_pair(out, 2, column_dot(2, w0, w1, w2), column_dot(0, u0, u1, u2));
+    set_pair(out, 4, column_dot(1, u0, u1, u2), column_dot(2, u0, u1, u2));
     return out;
   }
   // Ad_{C^-1}^T (m, f) = (R m + r x R f, R f): child-frame wrenches to the parent frame.
@@ -38,21 +46,21 @@ struct Adjoint {
     out.head<3>() += C.r.cross(out.tail<3>());
     return out;
   }
-  // target += Ad_{C^-1}^T W, element by element: summing a returned vector read back the
-  // scalar stores of the cross product as pairs (a store-forwarding stall in RNEA's
-  // backward pass).
+  // target += Ad_{C^-1}^T W, in scalars and added to target as pairs: summing a returned
+  // vector read back the scalar stores of the cross product as pairs (a store-forwarding
+  // stall in RNEA's backward pass; kernel_types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const {
     const Mat3& R = C.R;
     const Vec3& r = C.r;
     const double f0 = R(0, 0) * W(3) + R(0, 1) * W(4) + R(0, 2) * W(5);
     const double f1 = R(1, 0) * W(3) + R(1, 1) * W(4) + R(1, 2) * W(5);
     const double f2 = R(2, 0) * W(3) + R(2, 1) * W(4) + R(2, 2) * W(5);
-    target(0) += R(0, 0) * W(0) + R(0, 1) * W(1) + R(0, 2) * W(2) + r(1) * f2 - r(2) * f1;
-    target(1) += R(1, 0) * W(0) + R(1, 1) * W(1) + R(1, 2) * W(2) + r(2) * f0 - r(0) * f2;
-    target(2) += R(2, 0) * W(0) + R(2, 1) * W(1) + R(2, 2) * W(2) + r(0) * f1 - r(1) * f0;
-    target(3) += f0;
-    target(4) += f1;
-    target(5) += f2;
+    const double m0 = R(0, 0) * W(0) + R(0, 1) * W(1) + R(0, 2) * W(2) + r(1) * f2 - r(2) * f1;
+    const double m1 = R(1, 0) * W(0) + R(1, 1) * W(1) + R(1, 2) * W(2) + r(2) * f0 - r(0) * f2;
+    const double m2 = R(2, 0) * W(0) + R(2, 1) * W(1) + R(2, 2) * W(2) + r(0) * f1 - r(1) * f0;
+    add_to_pair(target, 0, m0, m1);
+    add_to_pair(target, 2, m2, f0);
+    add_to_pair(target, 4, f1, f2);
   }
   // W <- Ad_{C^-1}^T W (CRBA's walk to the root).
   LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }
