@@ -9,17 +9,10 @@
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/types.hpp>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace liembs {
 
-// Pairs. The kernels keep their per-node 6-vectors in arrays and read them back soon after
-// they were written; a load that spans two stores cannot be forwarded from the store
-// buffer and waits for both (a store-forwarding stall, 10 to 20 cycles). Eigen reads and
-// writes a whole Vec6 as the 16-byte pairs (0, 1), (2, 3), (4, 5), so the small products
-// below that write single entries or 3-vector halves do so in those pairs too.
+// The products below write their 6-vector results as aligned pairs (set_pair, types.hpp).
 
 struct AxialScrew {
   double angular = 0.0;  // a
@@ -32,28 +25,6 @@ struct AxialScrew {
     return X;
   }
 };
-
-// V.segment<2>(i) = (lo, hi) and V.segment<2>(i) += (lo, hi) for even i, as one 16-byte
-// store (see "Pairs" above). The pair is built in a register: GCC builds an
-// Eigen::Vector2d(lo, hi) with two scalar stores to the stack and reads it back as a pair,
-// the very stall avoided here.
-LIEMBS_STRONG_INLINE void set_pair(Vec6& V, int i, double lo, double hi) {
-#if defined(__SSE2__)
-  _mm_store_pd(V.data() + i, _mm_set_pd(hi, lo));
-#else
-  V(i) = lo;
-  V(i + 1) = hi;
-#endif
-}
-LIEMBS_STRONG_INLINE void add_to_pair(Vec6& V, int i, double lo, double hi) {
-#if defined(__SSE2__)
-  double* pair = V.data() + i;
-  _mm_store_pd(pair, _mm_add_pd(_mm_load_pd(pair), _mm_set_pd(hi, lo)));
-#else
-  V(i) += lo;
-  V(i + 1) += hi;
-#endif
-}
 
 // V += S x, as the pairs (2, 3) and (4, 5).
 LIEMBS_STRONG_INLINE void add_screw(Vec6& V, const AxialScrew& S, double x) {

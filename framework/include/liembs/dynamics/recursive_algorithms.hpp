@@ -340,7 +340,7 @@ class RecursiveDynamics final : public TreeDynamics {
 
   // C_{parent,i} = B_i exp(X_i q_i) for an aligned screw X_i = (0, 0, a, 0, 0, l): B_i times a
   // rotation about z by a q and a shift along z by l q. Written into C as two 6-vectors of
-  // its 12 numbers (R column by column, then r), in pairs (kernel_types.hpp, "Pairs"):
+  // its 12 numbers (R column by column, then r), in pairs (types.hpp, "Pairs"):
   // R's first two columns (B_0 cos + B_1 sin, B_1 cos - B_0 sin), then (B_2, r_B + B_2 l q).
   // (Written column by column instead, RNEA measured about 5% slower.)
   LIEMBS_STRONG_INLINE void joint_pose(std::size_t k, double q, Pose& C) const {
@@ -391,7 +391,7 @@ class RecursiveDynamics final : public TreeDynamics {
     if constexpr (Policy::transform_is_relative_pose) relative_slot = &T_[k].C;
     const Pose& relative = *relative_slot;
     joint_pose(k, state.q(i), *relative_slot);
-    if (Policy::needs_world_pose || world_pose) pose_[k] = se3::compose(parent_pose, relative);
+    if (Policy::needs_world_pose || world_pose) se3::compose_into(parent_pose, relative, pose_[k]);
     if constexpr (!Policy::transform_is_relative_pose) T_[k] = Policy::transform(parent_pose, pose_[k], relative);
     S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
     if constexpr (!Policy::constant_inertia)

@@ -26,7 +26,7 @@ namespace liembs::representations {
 
 // -ad_V^T h = (omega x L + v x p, omega x p) for a momentum h = (L, p): the velocity-product
 // wrench of the body-fixed and spatial Newton-Euler equations (000 eqs. 39, 42).
-// In scalars, written as pairs (kernel_types.hpp, "Pairs").
+// In scalars, written as pairs (types.hpp, "Pairs").
 LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
   const double w0 = V(0), w1 = V(1), w2 = V(2), v0 = V(3), v1 = V(4), v2 = V(5);
   const double L0 = h(0), L1 = h(1), L2 = h(2), p0 = h(3), p1 = h(4), p2 = h(5);
@@ -96,10 +96,10 @@ struct Spatial : RigidComposites<Spatial> {
   LIEMBS_STRONG_INLINE static Transform transform(const Pose&, const Pose&, const Pose&) { return {}; }
   // J^s_i = Ad_C X (71b): (a R e_z; l R e_z + r x a R e_z)
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
-    Vec6 S;
-    S.head<3>() = X.angular * C.R.col(2);
-    S.tail<3>() = X.linear * C.R.col(2) + C.r.cross(S.head<3>());
-    return S;
+    const double z0 = C.R(0, 2), z1 = C.R(1, 2), z2 = C.R(2, 2), a = X.angular, l = X.linear;
+    const Vec3& r = C.r;
+    return pairs(a * z0, a * z1, a * z2, l * z0 + a * (r(1) * z2 - r(2) * z1), l * z1 + a * (r(2) * z0 - r(0) * z2),
+                 l * z2 + a * (r(0) * z1 - r(1) * z0));
   }
   // (71d): ad_{V_parent} V_i = ad_{V_parent} S q'
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
@@ -136,17 +136,17 @@ struct Hybrid : RigidComposites<Hybrid> {
 
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
-  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {                       // ^0X_i^i (76b)
-    Vec6 S;
-    S << X.angular * C.R.col(2), X.linear * C.R.col(2);
-    return S;
+  LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {  // ^0X_i^i (76b)
+    const double z0 = C.R(0, 2), z1 = C.R(1, 2), z2 = C.R(2, 2), a = X.angular, l = X.linear;
+    return pairs(a * z0, a * z1, a * z2, l * z0, l * z1, l * z2);
   }
   // (76d): (0; (r'_parent - r'_i) x omega_parent) + ad_{omega_i} S q'
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6& V, const Vec6& S, double qd) {
-    Vec6 c;
-    c.head<3>() = V.head<3>().cross(S.head<3>()) * qd;
-    c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(V_parent.head<3>()) + V.head<3>().cross(S.tail<3>()) * qd;
-    return c;
+    const double w0 = V(0), w1 = V(1), w2 = V(2), p0 = V_parent(0), p1 = V_parent(1), p2 = V_parent(2);
+    const double d0 = V_parent(3) - V(3), d1 = V_parent(4) - V(4), d2 = V_parent(5) - V(5);
+    const double s0 = S(0) * qd, s1 = S(1) * qd, s2 = S(2) * qd, t0 = S(3) * qd, t1 = S(4) * qd, t2 = S(5) * qd;
+    return pairs(w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0, (d1 * p2 - d2 * p1) + (w1 * t2 - w2 * t1),
+                 (d2 * p0 - d0 * p2) + (w2 * t0 - w0 * t2), (d0 * p1 - d1 * p0) + (w0 * t1 - w1 * t0));
   }
   // (77a) Ad_R M Ad_R^T: h and I rotated
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
@@ -168,9 +168,8 @@ struct Hybrid : RigidComposites<Hybrid> {
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const RigidInertia& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
     const Vec3 L = M.I * w, p = w.cross(M.h);
-    Vec6 b;
-    b << w.cross(L), w.cross(p);
-    return b;
+    return pairs(w(1) * L(2) - w(2) * L(1), w(2) * L(0) - w(0) * L(2), w(0) * L(1) - w(1) * L(0),
+                 w(1) * p(2) - w(2) * p(1), w(2) * p(0) - w(0) * p(2), w(0) * p(1) - w(1) * p(0));
   }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Zero();
@@ -207,19 +206,19 @@ struct Mixed {
     return {relative.R.transpose(), parent.R, parent.r - node.r};
   }
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
-    Vec6 S;
-    S << 0.0, 0.0, X.angular, X.linear * C.R.col(2);
-    return S;
+    const double l = X.linear;
+    return pairs(0.0, 0.0, X.angular, l * C.R(0, 2), l * C.R(1, 2), l * C.R(2, 2));
   }
   // P_i times the hybrid term: ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q')
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose& parent, const Pose& node, const Vec6& V_parent, const Vec6& V, const Vec6& S,
                             double qd) {
-    const Vec3 parent_omega = parent.R * V_parent.head<3>();
-    const Vec3 omega = node.R * V.head<3>();
-    Vec6 c;
-    c.head<3>() = V.head<3>().cross(S.head<3>()) * qd;
-    c.tail<3>() = (V_parent.tail<3>() - V.tail<3>()).cross(parent_omega) + omega.cross(S.tail<3>()) * qd;
-    return c;
+    const Vec3 p = parent.R * V_parent.head<3>();  // omega^s of the parent
+    const Vec3 o = node.R * V.head<3>();           // omega^s
+    const double w0 = V(0), w1 = V(1), w2 = V(2);
+    const double d0 = V_parent(3) - V(3), d1 = V_parent(4) - V(4), d2 = V_parent(5) - V(5);
+    const double s0 = S(0) * qd, s1 = S(1) * qd, s2 = S(2) * qd, t0 = S(3) * qd, t1 = S(4) * qd, t2 = S(5) * qd;
+    return pairs(w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0, (d1 * p(2) - d2 * p(1)) + (o(1) * t2 - o(2) * t1),
+                 (d2 * p(0) - d0 * p(2)) + (o(2) * t0 - o(0) * t2), (d0 * p(1) - d1 * p(0)) + (o(0) * t1 - o(1) * t0));
   }
   // diag(1, R) M^b diag(1, R^T) for M^b = [[I, h~], [-h~, m 1]]: [[I, h~ R^T], [R h~^T, m 1]].
   LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const RigidInertia& M_body) {
@@ -268,10 +267,9 @@ struct Mixed {
   // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0)
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose& C, const Mat6& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
-    const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w;
-    Vec6 b;
-    b << w.cross(L), (C.R * w).cross(p);
-    return b;
+    const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w, o = C.R * w;
+    return pairs(w(1) * L(2) - w(2) * L(1), w(2) * L(0) - w(0) * L(2), w(0) * L(1) - w(1) * L(0),
+                 o(1) * p(2) - o(2) * p(1), o(2) * p(0) - o(0) * p(2), o(0) * p(1) - o(1) * p(0));
   }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose& C) {
     Mat6 Phi = Mat6::Identity();

@@ -24,7 +24,7 @@ LIEMBS_STRONG_INLINE Mat3 hat_times(const Vec3& r, const Mat3& M) {
 struct Adjoint {
   Pose C;
 
-  // In scalars, written as pairs (kernel_types.hpp, "Pairs").
+  // In scalars, written as pairs (types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
     const Mat3& R = C.R;
     const Vec3& r = C.r;
@@ -48,7 +48,7 @@ struct Adjoint {
   }
   // target += Ad_{C^-1}^T W, in scalars and added to target as pairs: summing a returned
   // vector read back the scalar stores of the cross product as pairs (a store-forwarding
-  // stall in RNEA's backward pass; kernel_types.hpp, "Pairs").
+  // stall in RNEA's backward pass; types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const {
     const Mat3& R = C.R;
     const Vec3& r = C.r;
@@ -110,17 +110,23 @@ struct Identity {
 struct PointShift {
   Vec3 r = Vec3::Zero();
 
+  // In scalars, written as pairs (types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
-    Vec6 out = V;
-    out.tail<3>() += r.cross(V.head<3>());
-    return out;
+    const double w0 = V(0), w1 = V(1), w2 = V(2);
+    return pairs(w0, w1, w2, V(3) + (r(1) * w2 - r(2) * w1), V(4) + (r(2) * w0 - r(0) * w2), V(5) + (r(0) * w1 - r(1) * w0));
   }
-  // T^T W = (W_angular - r x W_linear, W_linear), element by element.
+  // T^T W = (W_angular - r x W_linear, W_linear).
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const {
-    target += W;
-    subtract_moment(W, target);
+    const double f0 = W(3), f1 = W(4), f2 = W(5);
+    add_to_pair(target, 0, W(0) - (r(1) * f2 - r(2) * f1), W(1) - (r(2) * f0 - r(0) * f2));
+    add_to_pair(target, 2, W(2) - (r(0) * f1 - r(1) * f0), f0);
+    add_to_pair(target, 4, f1, f2);
   }
-  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { subtract_moment(W, W); }
+  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const {
+    const double f0 = W(3), f1 = W(4), f2 = W(5);
+    add_to_pair(W, 0, -(r(1) * f2 - r(2) * f1), -(r(2) * f0 - r(0) * f2));
+    add_to_pair(W, 2, -(r(0) * f1 - r(1) * f0), 0.0);
+  }
   // [[1, 0], [P, 1]]^T I [[1, 0], [P, 1]], P = r~: A + B P - P B^T - P D P, B - P D, D.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
     const Mat3 B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
@@ -133,12 +139,6 @@ struct PointShift {
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
     out.bottomRightCorner<3, 3>() = D;
     return out;
-  }
-  // target_angular -= r x W_linear (reads only W's linear part, so target may be W).
-  LIEMBS_STRONG_INLINE void subtract_moment(const Vec6& W, Vec6& target) const {
-    target(0) -= r(1) * W(5) - r(2) * W(4);
-    target(1) -= r(2) * W(3) - r(0) * W(5);
-    target(2) -= r(0) * W(4) - r(1) * W(3);
   }
   // The same for a rigid-body inertia: its reference point moves by r (Adjoint with R = 1
   // and -r): h - m r, I + (r h^T + h r^T) - 2 (h.r) 1 - m (r r^T - r.r 1).
@@ -159,17 +159,18 @@ struct RotateAndShift {
   Mat3 Rp = Mat3::Identity();  // R_parent
   Vec3 r = Vec3::Zero();       // r_parent - r_child
 
+  // In scalars, written as pairs (types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
-    Vec6 out;
-    out.head<3>() = Q * V.head<3>();
-    out.tail<3>() = V.tail<3>() + r.cross(Rp * V.head<3>());
-    return out;
+    const Vec3 w = V.head<3>();
+    const Vec3 a = Q * w, o = Rp * w;
+    return pairs(a(0), a(1), a(2), V(3) + (r(1) * o(2) - r(2) * o(1)), V(4) + (r(2) * o(0) - r(0) * o(2)),
+                 V(5) + (r(0) * o(1) - r(1) * o(0)));
   }
+  // T^T W = (Q^T m - Rp^T (r x f), f).
   LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
-    Vec6 out;
-    out.head<3>() = Q.transpose() * W.head<3>() - Rp.transpose() * r.cross(W.tail<3>());
-    out.tail<3>() = W.tail<3>();
-    return out;
+    const double f0 = W(3), f1 = W(4), f2 = W(5);
+    const Vec3 m = Q.transpose() * W.head<3>() - Rp.transpose() * Vec3(r(1) * f2 - r(2) * f1, r(2) * f0 - r(0) * f2, r(0) * f1 - r(1) * f0);
+    return pairs(m(0), m(1), m(2), f0, f1, f2);
   }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
   LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }

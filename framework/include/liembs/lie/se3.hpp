@@ -55,11 +55,13 @@ inline Mat6 ad(const Vec6& X) {
 }
 
 // [a, b] = ad_a b = (w_a x w_b, w_a x v_b - w_b x v_a)  (002 section 2.1)
+// (wa x wb, wa x vb + va x wb), in scalars, written as pairs (types.hpp, "Pairs").
 LIEMBS_STRONG_INLINE Vec6 bracket(const Vec6& a, const Vec6& b) {
-  const Vec3 wa = a.head<3>(), va = a.tail<3>(), wb = b.head<3>(), vb = b.tail<3>();
-  Vec6 out;
-  out << wa.cross(wb), wa.cross(vb) + va.cross(wb);
-  return out;
+  const double w0 = a(0), w1 = a(1), w2 = a(2), v0 = a(3), v1 = a(4), v2 = a(5);
+  const double x0 = b(0), x1 = b(1), x2 = b(2), y0 = b(3), y1 = b(4), y2 = b(5);
+  return pairs(w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0,
+               (w1 * y2 - w2 * y1) + (v1 * x2 - v2 * x1), (w2 * y0 - w0 * y2) + (v2 * x0 - v0 * x2),
+               (w0 * y1 - w1 * y0) + (v0 * x1 - v1 * x0));
 }
 
 // Co-adjoint operator ad*_X = -ad_X^T (sign choice: see the header comment).
@@ -68,10 +70,27 @@ inline Mat6 coad(const Vec6& X) { return -ad(X).transpose(); }
 // ---------------------------------------------------------------------------------------
 // Group
 
+// out = a b, in scalars: its 12 numbers (R column by column, then r) written as 6 pairs
+// (types.hpp, "Pairs"), for the recursive kernels' world poses. out must not alias a or b.
+LIEMBS_STRONG_INLINE void compose_into(const Pose& a, const Pose& b, Pose& out) {
+  static_assert(sizeof(Pose) == 12 * sizeof(double), "Pose is R then r, unpadded");
+  const Mat3& A = a.R;
+  const Mat3& B = b.R;
+  auto row_dot = [&A](int i, double x0, double x1, double x2) { return A(i, 0) * x0 + A(i, 1) * x1 + A(i, 2) * x2; };
+  const double t0 = row_dot(0, b.r(0), b.r(1), b.r(2)) + a.r(0), t1 = row_dot(1, b.r(0), b.r(1), b.r(2)) + a.r(1),
+               t2 = row_dot(2, b.r(0), b.r(1), b.r(2)) + a.r(2);
+  double* flat = out.R.data();
+  const auto column = [&](int j, int i) { return row_dot(i, B(0, j), B(1, j), B(2, j)); };
+  store_pair(flat + 0, column(0, 0), column(0, 1));
+  store_pair(flat + 2, column(0, 2), column(1, 0));
+  store_pair(flat + 4, column(1, 1), column(1, 2));
+  store_pair(flat + 6, column(2, 0), column(2, 1));
+  store_pair(flat + 8, column(2, 2), t0);
+  store_pair(flat + 10, t1, t2);
+}
 LIEMBS_STRONG_INLINE Pose compose(const Pose& a, const Pose& b) {
   Pose out;
-  out.R = a.R * b.R;
-  out.r = a.r + a.R * b.r;
+  compose_into(a, b, out);
   return out;
 }
 

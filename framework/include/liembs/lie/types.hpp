@@ -8,6 +8,10 @@
 //     it maps body point coordinates p to R p + r.
 #include <Eigen/Dense>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 // Forces inlining of the small fixed-size kernels the recursive algorithms are built from:
 // GCC otherwise leaves some of them as calls inside the per-body loops.
 #if defined(__GNUC__)
@@ -23,6 +27,49 @@ using Mat3 = Eigen::Matrix3d;
 using Mat4 = Eigen::Matrix4d;
 using Vec6 = Eigen::Matrix<double, 6, 1>;
 using Mat6 = Eigen::Matrix<double, 6, 6>;
+
+// Pairs. The recursive kernels keep per-node 6-vectors in arrays and read them back soon
+// after they were written; a load that spans two stores cannot be forwarded from the store
+// buffer and waits for both (a store-forwarding stall, 10 to 20 cycles). Eigen reads and
+// writes a whole Vec6 as the 16-byte pairs (0, 1), (2, 3), (4, 5), so the small products
+// of the kernels compute in scalars and write their 6-vectors in those pairs:
+// V.segment<2>(i) = (lo, hi) and V.segment<2>(i) += (lo, hi) for even i, as one 16-byte
+// store. The pair is built in a register: GCC builds an Eigen::Vector2d(lo, hi) with two
+// scalar stores to the stack and reads it back as a pair, the very stall avoided here.
+LIEMBS_STRONG_INLINE void set_pair(Vec6& V, int i, double lo, double hi) {
+#if defined(__SSE2__)
+  _mm_store_pd(V.data() + i, _mm_set_pd(hi, lo));
+#else
+  V(i) = lo;
+  V(i + 1) = hi;
+#endif
+}
+LIEMBS_STRONG_INLINE void add_to_pair(Vec6& V, int i, double lo, double hi) {
+#if defined(__SSE2__)
+  double* pair = V.data() + i;
+  _mm_store_pd(pair, _mm_add_pd(_mm_load_pd(pair), _mm_set_pd(hi, lo)));
+#else
+  V(i) += lo;
+  V(i + 1) += hi;
+#endif
+}
+// (p[0], p[1]) = (lo, hi), one 16-byte store to any address.
+LIEMBS_STRONG_INLINE void store_pair(double* p, double lo, double hi) {
+#if defined(__SSE2__)
+  _mm_storeu_pd(p, _mm_set_pd(hi, lo));
+#else
+  p[0] = lo;
+  p[1] = hi;
+#endif
+}
+// The 6-vector (x0, ..., x5), written as pairs.
+LIEMBS_STRONG_INLINE Vec6 pairs(double x0, double x1, double x2, double x3, double x4, double x5) {
+  Vec6 V;
+  set_pair(V, 0, x0, x1);
+  set_pair(V, 2, x2, x3);
+  set_pair(V, 4, x4, x5);
+  return V;
+}
 
 // Element of SE(3) or SO(3) x R^3 (same data, different group law: see se3.hpp, so3xr3.hpp).
 struct Pose {
