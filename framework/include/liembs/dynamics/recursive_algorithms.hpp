@@ -35,6 +35,8 @@ class RecursiveDynamics final : public TreeDynamics {
   using Transform = typename Policy::Transform;
   // A node inertia in the policy's coordinates: 10 parameters where it has rigid-body form.
   using NodeInertia = std::conditional_t<Policy::rigid_inertia, RigidInertia, Mat6>;
+  // Stored per node only when it is neither constant nor a view built where it is used.
+  static constexpr bool stored_inertia = !Policy::constant_inertia && !Policy::inertia_view;
 
   explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree)
       : tree_(std::move(tree)), aligned_(align_node_frames(*tree_)), nodes_(aligned_.tree) {
@@ -44,7 +46,7 @@ class RecursiveDynamics final : public TreeDynamics {
     S_.resize(n);
     V_.resize(n);
     c_.resize(n);
-    if (!Policy::constant_inertia) M_.resize(n);
+    if (stored_inertia) M_.resize(n);
     A_.resize(n);
     W_.resize(n);
     articulated_.resize(n);
@@ -357,14 +359,16 @@ class RecursiveDynamics final : public TreeDynamics {
     else rest = reference_rest_[k];
   }
 
-  // The node inertia in the policy's coordinates: structured when constant, else a matrix.
-  LIEMBS_STRONG_INLINE const auto& inertia(std::size_t k) const {
-    if constexpr (Policy::constant_inertia) return rigid_[k];
-    else return M_[k];
+  // The node inertia in the policy's coordinates: the constant one, a view of the body
+  // inertia and the node pose (mixed), or the one stored by node_kinematics.
+  LIEMBS_STRONG_INLINE decltype(auto) inertia(std::size_t k) const {
+    if constexpr (Policy::constant_inertia) return (rigid_[k]);  // const RigidInertia&
+    else if constexpr (Policy::inertia_view) return Policy::inertia(pose_[k], rigid_[k]);
+    else return (M_[k]);
   }
   LIEMBS_STRONG_INLINE decltype(auto) inertia_matrix(std::size_t k) const {
     if constexpr (Policy::constant_inertia) return (nodes_.inertia[k]);  // const Mat6&
-    else return as_matrix(M_[k]);
+    else return as_matrix(inertia(k));
   }
 
 
@@ -394,7 +398,7 @@ class RecursiveDynamics final : public TreeDynamics {
     if (Policy::needs_world_pose || world_pose) se3::compose_into(parent_pose, relative, pose_[k]);
     if constexpr (!Policy::transform_is_relative_pose) T_[k] = Policy::transform(parent_pose, pose_[k], relative);
     S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
-    if constexpr (!Policy::constant_inertia)
+    if constexpr (stored_inertia)
       if (with_inertia) M_[k] = Policy::inertia(pose_[k], rigid_[k]);
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;

@@ -62,6 +62,7 @@ struct BodyFixed : RigidComposites<BodyFixed> {
 
   // The inertia of a node is constant and the recursion needs no world poses.
   static constexpr bool constant_inertia = true;
+  static constexpr bool inertia_view = false;
   static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = false;
 
@@ -89,6 +90,7 @@ struct Spatial : RigidComposites<Spatial> {
   using Transform = twist_transforms::Identity;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
+  static constexpr bool inertia_view = false;
   static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
@@ -107,7 +109,7 @@ struct Spatial : RigidComposites<Spatial> {
   }
   // (72a) Ad_C^-T M^b Ad_C^-1: h and I rotated, the reference point moved to the world origin
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
-    return twist_transforms::Adjoint{C}.congruence(M_body);
+    return twist_transforms::Adjoint::congruence(C, M_body);
   }
   template <class Inertia>
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
@@ -130,6 +132,7 @@ struct Hybrid : RigidComposites<Hybrid> {
   using Transform = twist_transforms::PointShift;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
+  static constexpr bool inertia_view = false;
   static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
@@ -191,6 +194,30 @@ struct Hybrid : RigidComposites<Hybrid> {
   }
 };
 
+// A node inertia in mixed coordinates, diag(1, R) M^b diag(1, R^T) = [[I, h~ R^T], [R h~^T, m 1]]
+// for the body inertia M^b = [[I, h~], [-h~, m 1]] and the node orientation R: a view of the
+// two, whose product with a twist (w, v) is (I w + h x R^T v, R (w x h) + m v).
+struct MixedInertia {
+  const RigidInertia& body;
+  const Mat3& R;
+
+  LIEMBS_STRONG_INLINE Vec6 operator*(const Vec6& V) const {
+    const Vec3 w = V.head<3>();
+    const Vec3 u = R.transpose() * V.tail<3>(), L = body.I * w + body.h.cross(u), p = R * w.cross(body.h);
+    const double m = body.m;
+    return pairs(L(0), L(1), L(2), p(0) + m * V(3), p(1) + m * V(4), p(2) + m * V(5));
+  }
+  Mat6 matrix() const {
+    Mat6 M;
+    M.topLeftCorner<3, 3>() = body.I;
+    M.topRightCorner<3, 3>() = twist_transforms::hat_times(body.h, R.transpose());
+    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
+    M.bottomRightCorner<3, 3>() = body.m * Mat3::Identity();
+    return M;
+  }
+};
+LIEMBS_STRONG_INLINE Mat6 as_matrix(const MixedInertia& M) { return M.matrix(); }
+
 // Mixed: V^m = (omega^b, r') = diag(R^T, 1) V^h (000 sections 3.4, 5.4 [derived]); the
 // hybrid algorithm conjugated by P_i = diag(R_i^T, 1).
 struct Mixed {
@@ -198,6 +225,7 @@ struct Mixed {
   using Transform = twist_transforms::RotateAndShift;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
+  static constexpr bool inertia_view = true;    // MixedInertia, built where it is used
   static constexpr bool rigid_inertia = false;  // angular and linear parts in different frames
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
@@ -220,15 +248,7 @@ struct Mixed {
     return pairs(w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0, (d1 * p(2) - d2 * p(1)) + (o(1) * t2 - o(2) * t1),
                  (d2 * p(0) - d0 * p(2)) + (o(2) * t0 - o(0) * t2), (d0 * p(1) - d1 * p(0)) + (o(0) * t1 - o(1) * t0));
   }
-  // diag(1, R) M^b diag(1, R^T) for M^b = [[I, h~], [-h~, m 1]]: [[I, h~ R^T], [R h~^T, m 1]].
-  LIEMBS_STRONG_INLINE static Mat6 inertia(const Pose& C, const RigidInertia& M_body) {
-    Mat6 M;
-    M.topLeftCorner<3, 3>() = M_body.I;
-    M.topRightCorner<3, 3>() = twist_transforms::hat_times(M_body.h, C.R.transpose());
-    M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
-    M.bottomRightCorner<3, 3>() = M_body.m * Mat3::Identity();
-    return M;
-  }
+  LIEMBS_STRONG_INLINE static MixedInertia inertia(const Pose& C, const RigidInertia& M_body) { return {M_body, C.R}; }
   // A composite inertia in mixed coordinates is P^-T I^h P^-1 with I^h the hybrid one (a
   // rigid-body inertia) and P^-1 = diag(R, 1); and since T_i = P_i T^h_i P_parent^-1, the
   // congruence T^T (P_i^-T I^h P_i^-1) T = P_parent^-T (T^h^T I^h T^h) P_parent^-1. So the
@@ -264,7 +284,14 @@ struct Mixed {
     M.leftCols<3>() = M.leftCols<3>() * C.R;
     return M;
   }
-  // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0)
+  // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0): L = I w, p = R h~^T w = R (w x h).
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose& C, const MixedInertia& M, const Vec6& V) {
+    const Vec3 w = V.head<3>();
+    const Vec3 L = M.body.I * w, p = M.R * w.cross(M.body.h), o = C.R * w;
+    return pairs(w(1) * L(2) - w(2) * L(1), w(2) * L(0) - w(0) * L(2), w(0) * L(1) - w(1) * L(0),
+                 o(1) * p(2) - o(2) * p(1), o(2) * p(0) - o(0) * p(2), o(0) * p(1) - o(1) * p(0));
+  }
+  // The same for a 6x6 matrix (the floating base's root inertia).
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose& C, const Mat6& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
     const Vec3 L = M.topLeftCorner<3, 3>() * w, p = M.bottomLeftCorner<3, 3>() * w, o = C.R * w;

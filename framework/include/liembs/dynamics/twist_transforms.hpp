@@ -85,7 +85,9 @@ struct Adjoint {
   // The same for a rigid-body inertia (m, h, I): rotate (h' = R h, I' = R I R^T), then move
   // the reference point by -r: h + m r, I' - (r h'^T + h' r^T) + 2 (h'.r) 1 - m (r r^T - r.r 1)
   // (the blocks above with B = h~, D = m 1, and a~ b~ = b a^T - a.b 1).
-  LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const {
+  LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const { return congruence(C, I); }
+  // The same for any pose, without making an Adjoint (a copy of C).
+  LIEMBS_STRONG_INLINE static RigidInertia congruence(const Pose& C, const RigidInertia& I) {
     const Vec3& r = C.r;
     RigidInertia out;
     out.m = I.m;
