@@ -176,14 +176,16 @@ struct RotateAndShift {
   }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
   LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }
+  // T = [[Q, 0], [K, 1]] with K = r~ Rp, for a symmetric I = [[A, B], [B^T, D]]:
+  // [[Q^T A Q + X + X^T + K^T D K, Q^T B + K^T D], [., D]] with X = Q^T B K; K^T D = (D K)^T.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
-    // T = [[Q, 0], [K, 1]] with K = r~ Rp.
     const Mat3 K = hat_times(r, Rp);
     const Mat3 A = I.topLeftCorner<3, 3>(), B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
+    const Mat3 DK = D * K, QtB = Q.transpose() * B, QtA = Q.transpose() * A;
+    const Mat3 X = QtB * K;
     Mat6 out;
-    out.topLeftCorner<3, 3>() = Q.transpose() * A * Q + Q.transpose() * B * K + K.transpose() * B.transpose() * Q +
-                                K.transpose() * D * K;
-    out.topRightCorner<3, 3>() = Q.transpose() * B + K.transpose() * D;
+    out.topLeftCorner<3, 3>() = QtA * Q + X + X.transpose() + K.transpose() * DK;
+    out.topRightCorner<3, 3>() = QtB + DK.transpose();
     out.bottomLeftCorner<3, 3>() = out.topRightCorner<3, 3>().transpose();
     out.bottomRightCorner<3, 3>() = D;
     return out;
