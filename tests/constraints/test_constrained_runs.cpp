@@ -195,7 +195,7 @@ TEST_CASE("four-bar linkages: relative and absolute coordinates, ida and general
         const std::vector<std::string> common{std::string("algorithm.name=") + algorithm, std::string("group.name=") + group,
                                               "simulation.end_time=0.5"};
         auto ida = common;
-        for (const char* s : {"integrator.relative_tolerance=1e-11", "integrator.absolute_tolerance=1e-13"}) ida.push_back(s);
+        for (const char* s : {"integrator.relative_tolerance=5e-12", "integrator.absolute_tolerance=1e-13"}) ida.push_back(s);
         const Outcome by_ida = run_config(config, ida);
         auto alpha = common;
         for (const char* s : {"integrator.name=generalized-alpha", "simulation.step_size=1.25e-4"}) alpha.push_back(s);

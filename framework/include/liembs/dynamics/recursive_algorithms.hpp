@@ -159,7 +159,7 @@ class RecursiveDynamics final : public TreeDynamics {
 
   void mass_matrix(const TreeState& state, Eigen::MatrixXd& mass) override {
     check_sizes(state, nullptr, "");
-    kinematics(state, false, false, false);
+    kinematics(state, false, Policy::separate_walk_form, false);  // a separate walk form needs world poses
     const int n = nodes_.dof();
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
@@ -180,7 +180,7 @@ class RecursiveDynamics final : public TreeDynamics {
     const auto& S_walk = walk_screws();
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_walk[k]);
+      Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_[k], S_walk[k]);
       mass(offset + i, offset + i) = screw_dot(S_walk[k], F);
       int j = i;
       while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {

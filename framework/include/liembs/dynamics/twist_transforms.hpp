@@ -39,7 +39,8 @@ struct Adjoint {
     return out;
   }
   // Ad_{C^-1}^T (m, f) = (R m + r x R f, R f): child-frame wrenches to the parent frame.
-  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
+  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const { return wrench_to_parent(C, W); }
+  LIEMBS_STRONG_INLINE static Vec6 wrench_to_parent(const Pose& C, const Vec6& W) {
     Vec6 out;
     out.tail<3>().noalias() = C.R * W.tail<3>();
     out.head<3>().noalias() = C.R * W.head<3>();
