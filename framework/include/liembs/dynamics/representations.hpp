@@ -47,7 +47,7 @@ LIEMBS_STRONG_INLINE Vec6 world_screw(const Pose& C, const AxialScrew& X) {
 
 // CRBA's composites for a policy whose node inertias have rigid-body form (body-fixed,
 // spatial, hybrid): the node's own is Self::inertia, they move by the transform's
-// congruence, and the walk runs in the policy's own coordinates.
+// congruence, and the walk runs in the policy's own coordinates (body-fixed overrides it).
 template <class Self>
 struct RigidComposites {
   LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return Self::inertia(C, M_node); }
