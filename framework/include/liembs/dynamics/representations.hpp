@@ -45,9 +45,22 @@ LIEMBS_STRONG_INLINE Vec6 world_screw(const Pose& C, const AxialScrew& X) {
                l * z2 + a * (r(0) * z1 - r(1) * z0));
 }
 
+// A twist about the point r (world orientation) about the world origin: (w, v + r x w);
+// a wrench the other way, (m + r x f, f); and a world wrench about the point r, (m - r x f, f).
+LIEMBS_STRONG_INLINE Vec6 twist_about_origin(const Vec3& r, const Vec6& S) {
+  return pairs(S(0), S(1), S(2), S(3) + (r(1) * S(2) - r(2) * S(1)), S(4) + (r(2) * S(0) - r(0) * S(2)),
+               S(5) + (r(0) * S(1) - r(1) * S(0)));
+}
+LIEMBS_STRONG_INLINE Vec6 wrench_about_origin(const Vec3& r, const Vec6& W) {
+  return pairs(W(0) + (r(1) * W(5) - r(2) * W(4)), W(1) + (r(2) * W(3) - r(0) * W(5)), W(2) + (r(0) * W(4) - r(1) * W(3)),
+               W(3), W(4), W(5));
+}
+LIEMBS_STRONG_INLINE Vec6 wrench_about_point(const Vec3& r, const Vec6& W) { return wrench_about_origin(-r, W); }
+
 // CRBA's composites for a policy whose node inertias have rigid-body form (body-fixed,
 // spatial, hybrid): the node's own is Self::inertia, they move by the transform's
-// congruence, and the walk runs in the policy's own coordinates (body-fixed overrides it).
+// congruence, and the walk runs in the policy's own coordinates (spatial; body-fixed and
+// hybrid walk in the world frame instead).
 template <class Self>
 struct RigidComposites {
   LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return Self::inertia(C, M_node); }
@@ -96,6 +109,7 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   // and F^w = Ad_{C_i}^-T F_i. Walking F in node frames costs one SE(3) adjoint per
   // ancestor (O(n^2) on a chain, 1.8x spatial's walk on the 96-chain); in the world it
   // costs nothing, for one transform per node. The composites stay in node frames.
+  // (Hybrid and mixed do the same.)
   static constexpr bool separate_walk_form = true;
   LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const AxialScrew& X) { return world_screw(C, X); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const AxialScrew& S, const Vec6&) {
@@ -214,6 +228,16 @@ struct Hybrid : RigidComposites<Hybrid> {
     c << Vec3::Zero(), (C.R * V_body.head<3>()).cross(C.R * V_body.tail<3>());
     return c;
   }
+  // CRBA's walk in the world frame (see BodyFixed): a hybrid screw or wrench is about the
+  // node origin r in world orientation, so one point shift takes it to the world origin.
+  static constexpr bool separate_walk_form = true;
+  LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const Vec6& S) { return twist_about_origin(C.r, S); }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S, const Vec6&) {
+    return wrench_about_origin(C.r, I * S);
+  }
+  LIEMBS_STRONG_INLINE static twist_transforms::Identity walk_transform(const Transform&) { return {}; }
+  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) { return wrench_about_point(C.r, W); }
+
 };
 
 // A node inertia in mixed coordinates, diag(1, R) M^b diag(1, R^T) = [[I, h~ R^T], [R h~^T, m 1]]
@@ -282,23 +306,24 @@ struct Mixed {
   LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) {
     return twist_transforms::PointShift{T.r}.congruence(I);
   }
-  // The walk runs on the hybrid factors too: F^m_j = P_j^-T F^h_j with F^h walked by the
-  // hybrid point shifts, and S^m_j . F^m_j = (P_j^-1 S^m_j) . F^h_j = S^h_j . F^h_j, where
-  // S^h = P^-1 S^m = (R S_angular; S_linear) is the walk's screw. So F = I^h S^h.
+  // The walk runs in the world frame, as hybrid's (see BodyFixed): S^m_j . F^m_j =
+  // (P_j^-1 S^m_j) . F^h_j = S^h_j . F^h_j with S^h = P^-1 S^m = (R S_angular; S_linear) and
+  // F^h = I^h S^h, then both moved to the world origin.
   static constexpr bool separate_walk_form = true;
-  LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const Vec6& S) {
-    Vec6 hybrid_screw;
-    hybrid_screw << C.R * S.head<3>(), S.tail<3>();
-    return hybrid_screw;
+  LIEMBS_STRONG_INLINE static Vec6 hybrid_screw(const Pose& C, const Vec6& S) {
+    const Vec3 a = C.R * S.head<3>();
+    return pairs(a(0), a(1), a(2), S(3), S(4), S(5));
   }
-  LIEMBS_STRONG_INLINE static twist_transforms::PointShift walk_transform(const Transform& T) { return {T.r}; }
-  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& F) {
-    Vec6 out;
-    out << C.R.transpose() * F.head<3>(), F.tail<3>();
-    return out;
+  LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const Vec6& S) { return twist_about_origin(C.r, hybrid_screw(C, S)); }
+  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S, const Vec6&) {
+    return wrench_about_origin(C.r, I * hybrid_screw(C, S));
   }
-  LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Vec6&, const Vec6& walk_screw) {
-    return I * walk_screw;
+  LIEMBS_STRONG_INLINE static twist_transforms::Identity walk_transform(const Transform&) { return {}; }
+  // A world wrench in the base's mixed coordinates: about the base origin, then P^-T.
+  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) {
+    const Vec6 F = wrench_about_point(C.r, W);
+    const Vec3 m = C.R.transpose() * F.head<3>();
+    return pairs(m(0), m(1), m(2), F(3), F(4), F(5));
   }
   LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose& C, const RigidInertia& I) {
     Mat6 M = I.matrix();
