@@ -9,7 +9,6 @@
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/types.hpp>
 
-
 namespace liembs {
 
 // The products below write their 6-vector results as aligned pairs (set_pair, types.hpp).
@@ -35,7 +34,7 @@ LIEMBS_STRONG_INLINE void add_screw(Vec6& V, const Vec6& S, double x) { V += S *
 
 // S . W
 LIEMBS_STRONG_INLINE double screw_dot(const AxialScrew& S, const Vec6& W) { return S.angular * W(2) + S.linear * W(5); }
-// In scalars: W is often just written element by element (transpose_in_place), and a
+// In scalars: W is often just written element by element (add_transpose_to), and a
 // vectorized dot would read those stores back as pairs (a store-forwarding stall).
 LIEMBS_STRONG_INLINE double screw_dot(const Vec6& S, const Vec6& W) {
   return S(0) * W(0) + S(1) * W(1) + S(2) * W(2) + S(3) * W(3) + S(4) * W(4) + S(5) * W(5);

@@ -62,7 +62,7 @@ class RecursiveDynamics final : public TreeDynamics {
       reference_rest_.push_back((Vec6() << B.R.col(2), B.r).finished());
       reference_shift_.push_back((Vec6() << Vec3::Zero(), B.R.col(2)).finished());
     }
-    relative_.resize(n);
+    if (!Policy::transform_is_relative_pose) relative_.resize(n);
     rigid_composite_.resize(rigid_.size());
   }
 
@@ -176,20 +176,17 @@ class RecursiveDynamics final : public TreeDynamics {
       else if (nodes_.floating_base)
         root_composite_ += Policy::composite_matrix(base_pose_, Policy::composite_to_parent(T_[k], composite[k]));
     }
-    // Columns: F = I_i S_i walked to the root, M_ij = S_j . F (in the policy's walk form).
+    // Columns: M_ij = S_j . F_i at every ancestor j, with F_i = I_i S_i. The pairing is the
+    // same in every frame, so every policy pairs in the world frame (its walk form:
+    // representations.hpp) and F needs no transform on the way to the root.
     const auto& S_walk = walk_screws();
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_[k], S_walk[k]);
       mass(offset + i, offset + i) = screw_dot(S_walk[k], F);
-      int j = i;
-      while (nodes_.parent[static_cast<std::size_t>(j)] >= 0) {
-        Policy::walk_transform(T_[static_cast<std::size_t>(j)]).transpose_in_place(F);
-        j = nodes_.parent[static_cast<std::size_t>(j)];
+      for (int j = nodes_.parent[k]; j >= 0; j = nodes_.parent[static_cast<std::size_t>(j)])
         mass(offset + i, offset + j) = mass(offset + j, offset + i) = screw_dot(S_walk[static_cast<std::size_t>(j)], F);
-      }
       if (nodes_.floating_base) {
-        Policy::walk_transform(T_[static_cast<std::size_t>(j)]).transpose_in_place(F);
         const Vec6 column = base_to_body_.transpose() * Policy::walk_to_policy(base_pose_, F);
         mass.block<6, 1>(0, offset + i) = column;
         mass.block<1, 6>(offset + i, 0) = column.transpose();
@@ -372,7 +369,8 @@ class RecursiveDynamics final : public TreeDynamics {
   }
 
 
-  // The joint screws in CRBA's walk form (representations.hpp): S_ itself, or computed.
+  // The joint screws in CRBA's walk form, the world frame (representations.hpp): S_ itself
+  // (spatial), or computed.
   const auto& walk_screws() {
     if constexpr (Policy::separate_walk_form) {
       walk_screw_.resize(S_.size());

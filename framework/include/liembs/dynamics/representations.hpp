@@ -12,8 +12,8 @@
 //   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
 //                 every representation: composite (a node's own), composite_to_parent
 //                 (T^T I T), composite_times_screw (I S), composite_matrix (the 6x6 matrix)
-//   walk...       CRBA's off-diagonal walk F <- T^T F, M_ij = S_j . F: the policy's own
-//                 coordinates, except body-fixed and mixed (see there)
+//   walk...       CRBA's off-diagonal entries M_ij = S_j . F_i, paired in the world frame
+//                 (walk_screw S_j, composite_times_screw F_i; walk_to_policy: F at the base)
 //   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
 // Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
@@ -59,8 +59,8 @@ LIEMBS_STRONG_INLINE Vec6 wrench_about_point(const Vec3& r, const Vec6& W) { ret
 
 // CRBA's composites for a policy whose node inertias have rigid-body form (body-fixed,
 // spatial, hybrid): the node's own is Self::inertia, they move by the transform's
-// congruence, and the walk runs in the policy's own coordinates (spatial; body-fixed and
-// hybrid walk in the world frame instead).
+// congruence, and the off-diagonal pairing uses the policy's own screws and wrenches
+// (spatial, whose frame is the world's; body-fixed and hybrid override it).
 template <class Self>
 struct RigidComposites {
   LIEMBS_STRONG_INLINE static RigidInertia composite(const Pose& C, const RigidInertia& M_node) { return Self::inertia(C, M_node); }
@@ -70,8 +70,6 @@ struct RigidComposites {
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Screw& S, const Screw&) { return I * S; }
   LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
   static constexpr bool separate_walk_form = false;
-  template <class Transform>
-  LIEMBS_STRONG_INLINE static const Transform& walk_transform(const Transform& T) { return T; }
   LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
 };
 
@@ -115,7 +113,6 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const AxialScrew& S, const Vec6&) {
     return twist_transforms::Adjoint::wrench_to_parent(C, I * S);  // Ad_C^-T (I S)
   }
-  LIEMBS_STRONG_INLINE static twist_transforms::Identity walk_transform(const Transform&) { return {}; }
   // A world wrench in the base's frame: Ad_C^T W = (R^T (m - r x f), R^T f).
   LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) {
     Vec6 out;
@@ -235,7 +232,6 @@ struct Hybrid : RigidComposites<Hybrid> {
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S, const Vec6&) {
     return wrench_about_origin(C.r, I * S);
   }
-  LIEMBS_STRONG_INLINE static twist_transforms::Identity walk_transform(const Transform&) { return {}; }
   LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) { return wrench_about_point(C.r, W); }
 
 };
@@ -318,7 +314,6 @@ struct Mixed {
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S, const Vec6&) {
     return wrench_about_origin(C.r, I * hybrid_screw(C, S));
   }
-  LIEMBS_STRONG_INLINE static twist_transforms::Identity walk_transform(const Transform&) { return {}; }
   // A world wrench in the base's mixed coordinates: about the base origin, then P^-T.
   LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) {
     const Vec6 F = wrench_about_point(C.r, W);

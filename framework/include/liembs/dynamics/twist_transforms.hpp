@@ -1,7 +1,7 @@
 #pragma once
 // Linear maps T that carry a twist from a parent node's representation to a child node's,
 // V_child = T V_parent (apply), together with the dual map of wrenches (T^T:
-// add_transpose_to, transpose_in_place) and the congruence of inertias (T^T I T). Each representation uses the cheapest structure its frames allow
+// add_transpose_to) and the congruence of inertias (T^T I T). Each representation uses the cheapest structure its frames allow
 // (000 section 5.6): a full SE(3) adjoint (body-fixed), the identity (spatial), a change of
 // reference point (hybrid), or a rotation of the angular part plus a point change (mixed).
 #include <liembs/dynamics/kernel_types.hpp>
@@ -39,7 +39,6 @@ struct Adjoint {
     return out;
   }
   // Ad_{C^-1}^T (m, f) = (R m + r x R f, R f): child-frame wrenches to the parent frame.
-  LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const { return wrench_to_parent(C, W); }
   LIEMBS_STRONG_INLINE static Vec6 wrench_to_parent(const Pose& C, const Vec6& W) {
     Vec6 out;
     out.tail<3>().noalias() = C.R * W.tail<3>();
@@ -63,8 +62,6 @@ struct Adjoint {
     add_to_pair(target, 2, m2, f0);
     add_to_pair(target, 4, f1, f2);
   }
-  // W <- Ad_{C^-1}^T W (CRBA's walk to the root).
-  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }
   // Ad_{C^-1}^T I Ad_{C^-1}: the child-frame inertia I = [[A, B], [B^T, D]] in the parent
   // frame. Ad_{C^-1} = diag(R^T, R^T) [[1, 0], [-P, 1]], P = r~: rotate every block, then
   // shift the reference point: A - B P + P B^T - P D P, B + P D, D.
@@ -104,7 +101,6 @@ struct Adjoint {
 struct Identity {
   LIEMBS_STRONG_INLINE const Vec6& apply(const Vec6& V) const { return V; }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += W; }
-  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6&) const {}
   LIEMBS_STRONG_INLINE const Mat6& congruence(const Mat6& I) const { return I; }
   LIEMBS_STRONG_INLINE const RigidInertia& congruence(const RigidInertia& I) const { return I; }
 };
@@ -124,11 +120,6 @@ struct PointShift {
     add_to_pair(target, 0, W(0) - (r(1) * f2 - r(2) * f1), W(1) - (r(2) * f0 - r(0) * f2));
     add_to_pair(target, 2, W(2) - (r(0) * f1 - r(1) * f0), f0);
     add_to_pair(target, 4, f1, f2);
-  }
-  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const {
-    const double f0 = W(3), f1 = W(4), f2 = W(5);
-    add_to_pair(W, 0, -(r(1) * f2 - r(2) * f1), -(r(2) * f0 - r(0) * f2));
-    add_to_pair(W, 2, -(r(0) * f1 - r(1) * f0), 0.0);
   }
   // [[1, 0], [P, 1]]^T I [[1, 0], [P, 1]], P = r~: A + B P - P B^T - P D P, B - P D, D.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
@@ -176,7 +167,6 @@ struct RotateAndShift {
     return pairs(m(0), m(1), m(2), f0, f1, f2);
   }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
-  LIEMBS_STRONG_INLINE void transpose_in_place(Vec6& W) const { W = apply_transpose(W); }
   // T = [[Q, 0], [K, 1]] with K = r~ Rp, for a symmetric I = [[A, B], [B^T, D]]:
   // [[Q^T A Q + X + X^T + K^T D K, Q^T B + K^T D], [., D]] with X = Q^T B K; K^T D = (D K)^T.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
