@@ -50,6 +50,8 @@ BENCHMARK(so3xr3_dexpinv_left_apply);
 
 void rkmk_rk4_step(benchmark::State& bench, const char* group) {
   Registry registry;
+  // LIEMBS_PLUGIN_PATH first: a saved copy of the plugins can be timed against the build's.
+  registry.append_search_path(Registry::environment_search_path());
   registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
   auto document = ConfigDocument::load(std::string(LIEMBS_BENCH_DATA_DIR) + "/free-body.toml");
   document->set_override(std::string("group.name=") + group);

@@ -49,6 +49,8 @@ Registry& plugin_registry() {
   static Registry registry;
   static bool initialised = false;
   if (!initialised) {
+    // LIEMBS_PLUGIN_PATH first: a saved copy of the plugins can be timed against the build's.
+    registry.append_search_path(Registry::environment_search_path());
     registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
     registry.load();
     initialised = true;

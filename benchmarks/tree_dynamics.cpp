@@ -210,8 +210,13 @@ int main(int argc, char** argv) {
       models.push_back({"torso4x6", floating_torso_urdf(3, true), true});
     }
 
+    // LIEMBS_PLUGIN_PATH first: a saved copy of the plugins can be timed against the build's.
+    registry.append_search_path(Registry::environment_search_path());
     registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
     registry.load();
+    if (!Registry::environment_search_path().empty())
+      for (const auto& info : registry.components())
+        if (info.kind == Kind::representation) std::cerr << "note: " << info.name << " from " << info.library << "\n";
     const auto no_options = ConfigDocument::from_string("", "options");
     const Vec3 gravity(0, 0, -9.81);
 

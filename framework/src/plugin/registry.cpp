@@ -75,13 +75,18 @@ Registry::~Registry() {
   impl_->entries.clear();
 }
 
-std::vector<SearchPathEntry> Registry::default_search_path() {
+std::vector<SearchPathEntry> Registry::environment_search_path() {
   std::vector<SearchPathEntry> path;
   if (const char* env = std::getenv("LIEMBS_PLUGIN_PATH")) {
     std::stringstream stream(env);
     for (std::string item; std::getline(stream, item, ':');)
       if (!item.empty()) path.push_back({item, "LIEMBS_PLUGIN_PATH", true});
   }
+  return path;
+}
+
+std::vector<SearchPathEntry> Registry::default_search_path() {
+  std::vector<SearchPathEntry> path = environment_search_path();
   boost::system::error_code ec;
   const auto program = boost::dll::program_location(ec);
   if (!ec) {

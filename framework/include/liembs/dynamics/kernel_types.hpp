@@ -5,7 +5,8 @@
 //   AxialScrew     a joint screw in its aligned node frame, (0, 0, a, 0, 0, l)
 //                  (revolute: l = 0, helical: l = pitch a, prismatic: a = 0);
 //   RigidInertia   the spatial inertia of a rigid body about a frame origin,
-//                  [[I, h~], [-h~, m 1]] with h = m c (10 parameters instead of 36).
+//                  [[I, h~], [-h~, m 1]] with h = m c (10 parameters instead of 36);
+//   CentroidalInertia  the same body about its centre of mass (m, c, I_c).
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/types.hpp>
 
@@ -90,6 +91,25 @@ struct RigidInertia {
     out(3) = -S.angular * h.y();
     out(4) = S.angular * h.x();
     out(5) = m * S.linear;
+    return out;
+  }
+};
+
+// A rigid body's inertia about its centre of mass c (frame orientation): I_c = I - m (c.c 1 - c c^T).
+// A massless body (a node between the axes of a multi-axis joint) has c = 0 and I_c = I.
+struct CentroidalInertia {
+  double m = 0.0;
+  Vec3 c = Vec3::Zero();
+  Mat3 I = Mat3::Zero();
+
+  static CentroidalInertia from(const RigidInertia& M) {
+    CentroidalInertia out;
+    out.m = M.m;
+    out.I = M.I;
+    if (M.m > 0.0) {
+      out.c = M.h / M.m;
+      out.I -= M.m * (out.c.squaredNorm() * Mat3::Identity() - out.c * out.c.transpose());
+    }
     return out;
   }
 };

@@ -33,9 +33,8 @@ template <class Policy>
 class RecursiveDynamics final : public TreeDynamics {
  public:
   using Transform = typename Policy::Transform;
-  // A node inertia in the policy's coordinates: 10 parameters where it has rigid-body form.
-  using NodeInertia = std::conditional_t<Policy::rigid_inertia, RigidInertia, Mat6>;
-  // Stored per node only when it is neither constant nor a view built where it is used.
+  // Node inertias are stored per node (10 parameters) only when they are neither constant
+  // nor a view built where they are used.
   static constexpr bool stored_inertia = !Policy::constant_inertia && !Policy::inertia_view;
 
   explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree)
@@ -54,7 +53,10 @@ class RecursiveDynamics final : public TreeDynamics {
     D_.resize(n);
     u_.resize(n);
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
-    for (const Mat6& M : nodes_.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
+    for (const Mat6& M : nodes_.inertia) {
+      rigid_.push_back(RigidInertia::from_matrix(M));
+      if (Policy::inertia_view) centroidal_.push_back(CentroidalInertia::from(rigid_.back()));
+    }
     base_rigid_ = RigidInertia::from_matrix(nodes_.base_inertia);
     for (const Pose& B : nodes_.reference) {
       reference_columns_.push_back((Vec6() << B.R.col(0), B.R.col(1)).finished());
@@ -357,10 +359,10 @@ class RecursiveDynamics final : public TreeDynamics {
   }
 
   // The node inertia in the policy's coordinates: the constant one, a view of the body
-  // inertia and the node pose (mixed), or the one stored by node_kinematics.
+  // inertia and the node pose (spatial, mixed), or the one stored by node_kinematics.
   LIEMBS_STRONG_INLINE decltype(auto) inertia(std::size_t k) const {
     if constexpr (Policy::constant_inertia) return (rigid_[k]);  // const RigidInertia&
-    else if constexpr (Policy::inertia_view) return Policy::inertia(pose_[k], rigid_[k]);
+    else if constexpr (Policy::inertia_view) return Policy::inertia_view_of(pose_[k], rigid_[k], centroidal_[k]);
     else return (M_[k]);
   }
   LIEMBS_STRONG_INLINE decltype(auto) inertia_matrix(std::size_t k) const {
@@ -496,11 +498,12 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<Vec6> reference_columns_, reference_columns_turned_, reference_rest_, reference_shift_;
   std::vector<Pose> relative_;  // C_{parent,i}, where the transform does not hold it
   std::vector<RigidInertia> rigid_;            // node inertias in the node frames
+  std::vector<CentroidalInertia> centroidal_;  // the same about the centres of mass (views)
   RigidInertia base_rigid_;                    // the floating base's, in its frame
   std::vector<RigidInertia> rigid_composite_;  // CRBA's composites, in the policy's composite form
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_, walk_screw_;
-  std::vector<NodeInertia> M_;  // node inertias in the policy's coordinates (when not constant)
+  std::vector<RigidInertia> M_;  // node inertias in the policy's coordinates (when stored)
   std::vector<Mat6> articulated_;
   std::vector<double> D_, u_;
   Pose base_pose_;

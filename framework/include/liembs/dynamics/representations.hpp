@@ -5,9 +5,10 @@
 //                 transform_is_relative_pose: T_i is the adjoint of the joint pose itself
 //   screw         the joint screw in the representation (S_i)
 //   velocity_term the velocity-product part c_i of A_i = T_i A_parent + c_i + S_i q''_i
-//   inertia       the node's spatial inertia in the representation (M_i); a RigidInertia
-//                 (10 parameters) where it has the rigid-body form [[I, h~], [-h~, m 1]]
-//                 (rigid_inertia: body-fixed, spatial, hybrid), else a 6x6 matrix (mixed)
+//   inertia       the node's spatial inertia in the representation (M_i): constant
+//                 (body-fixed), 10 parameters of the rigid-body form [[I, h~], [-h~, m 1]]
+//                 stored per node (hybrid), or a view applied in factors where it is used
+//                 (inertia_view_of: spatial, mixed)
 //   bias_wrench   the velocity-product part b_i of the Newton-Euler wrench W_i = M_i A_i + b_i
 //   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
 //                 every representation: composite (a node's own), composite_to_parent
@@ -38,11 +39,15 @@ LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
 }
 
 // Ad_C X for an aligned screw X: (a R e_z; l R e_z + r x a R e_z) (000 eq. 71b).
+// C's last column and r are read in the pairs compose_into writes them in (types.hpp, "Pairs").
 LIEMBS_STRONG_INLINE Vec6 world_screw(const Pose& C, const AxialScrew& X) {
-  const double z0 = C.R(0, 2), z1 = C.R(1, 2), z2 = C.R(2, 2), a = X.angular, l = X.linear;
-  const Vec3& r = C.r;
-  return pairs(a * z0, a * z1, a * z2, l * z0 + a * (r(1) * z2 - r(2) * z1), l * z1 + a * (r(2) * z0 - r(0) * z2),
-               l * z2 + a * (r(0) * z1 - r(1) * z0));
+  double z0, z1, z2, r0, r1, r2;
+  load_pair(C.R.data() + 6, z0, z1);
+  load_pair(C.R.data() + 8, z2, r0);
+  load_pair(C.r.data() + 1, r1, r2);
+  const double a = X.angular, l = X.linear;
+  return pairs(a * z0, a * z1, a * z2, l * z0 + a * (r1 * z2 - r2 * z1), l * z1 + a * (r2 * z0 - r0 * z2),
+               l * z2 + a * (r0 * z1 - r1 * z0));
 }
 
 // A twist about the point r (world orientation) about the world origin: (w, v + r x w);
@@ -82,7 +87,6 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   // The inertia of a node is constant and the recursion needs no world poses.
   static constexpr bool constant_inertia = true;
   static constexpr bool inertia_view = false;
-  static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = false;
 
   // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1}: the kernel writes the joint pose
@@ -122,14 +126,43 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   }
 };
 
+// A node inertia in spatial coordinates, Ad_C^-T M^b Ad_C^-1 (000 eq. 72a), applied in
+// factors instead of formed: about the body's centre of mass p = r + R c, in world
+// orientation, it is diag(R I_c R^T, m 1), so the momentum of a twist (w, v) is
+// (R I_c R^T w + p x f, f) with f = m (v + w x p). That is 42 multiplications a product;
+// forming the 10 world parameters costs about 100 and storing them per node.
+struct SpatialInertia {
+  const CentroidalInertia& body;
+  const Mat3& R;
+  Vec3 p;  // the centre of mass in the world frame
+
+  SpatialInertia(const Pose& C, const CentroidalInertia& M) : body(M), R(C.R), p(C.r + C.R * M.c) {}
+  LIEMBS_STRONG_INLINE Vec6 operator*(const Vec6& V) const {
+    const double w0 = V(0), w1 = V(1), w2 = V(2), m = body.m;
+    const double f0 = m * (V(3) + (w1 * p(2) - w2 * p(1))), f1 = m * (V(4) + (w2 * p(0) - w0 * p(2))),
+                 f2 = m * (V(5) + (w0 * p(1) - w1 * p(0)));
+    const Vec3 L = R * (body.I * (R.transpose() * V.head<3>()));
+    return pairs(L(0) + (p(1) * f2 - p(2) * f1), L(1) + (p(2) * f0 - p(0) * f2), L(2) + (p(0) * f1 - p(1) * f0), f0, f1, f2);
+  }
+  // The 10 world parameters: h = m p, I = R I_c R^T + m (p.p 1 - p p^T).
+  RigidInertia rigid() const {
+    RigidInertia out;
+    out.m = body.m;
+    out.h = body.m * p;
+    out.I = R * body.I * R.transpose() - body.m * (p * p.transpose());
+    out.I.diagonal().array() += body.m * p.squaredNorm();
+    return out;
+  }
+};
+LIEMBS_STRONG_INLINE Mat6 as_matrix(const SpatialInertia& M) { return M.rigid().matrix(); }
+
 // Spatial: V^s = Ad_C V^b, all quantities in the world frame (000 section 4.2, eqs. 69-72).
 struct Spatial : RigidComposites<Spatial> {
   static constexpr const char* name = "spatial";
   using Transform = twist_transforms::Identity;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
-  static constexpr bool inertia_view = false;
-  static constexpr bool rigid_inertia = true;
+  static constexpr bool inertia_view = true;  // SpatialInertia, built where it is used
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
@@ -140,9 +173,13 @@ struct Spatial : RigidComposites<Spatial> {
   LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose&, const Pose&, const Vec6& V_parent, const Vec6&, const Vec6& S, double qd) {
     return se3::bracket(V_parent, S) * qd;
   }
-  // (72a) Ad_C^-T M^b Ad_C^-1: h and I rotated, the reference point moved to the world origin
+  // (72a) Ad_C^-T M^b Ad_C^-1 as 10 parameters: h and I rotated, the reference point moved
+  // to the world origin (CRBA's composites, the floating base), or as a view (the nodes).
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
     return twist_transforms::Adjoint::congruence(C, M_body);
+  }
+  LIEMBS_STRONG_INLINE static SpatialInertia inertia_view_of(const Pose& C, const RigidInertia&, const CentroidalInertia& M_centroidal) {
+    return {C, M_centroidal};
   }
   template <class Inertia>
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }  // (72b)
@@ -166,7 +203,6 @@ struct Hybrid : RigidComposites<Hybrid> {
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
   static constexpr bool inertia_view = false;
-  static constexpr bool rigid_inertia = true;
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
@@ -268,7 +304,6 @@ struct Mixed {
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
   static constexpr bool inertia_view = true;    // MixedInertia, built where it is used
-  static constexpr bool rigid_inertia = false;  // angular and linear parts in different frames
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
@@ -291,6 +326,9 @@ struct Mixed {
                  (d2 * p(0) - d0 * p(2)) + (o(2) * t0 - o(0) * t2), (d0 * p(1) - d1 * p(0)) + (o(0) * t1 - o(1) * t0));
   }
   LIEMBS_STRONG_INLINE static MixedInertia inertia(const Pose& C, const RigidInertia& M_body) { return {M_body, C.R}; }
+  LIEMBS_STRONG_INLINE static MixedInertia inertia_view_of(const Pose& C, const RigidInertia& M_body, const CentroidalInertia&) {
+    return {M_body, C.R};
+  }
   // A composite inertia in mixed coordinates is P^-T I^h P^-1 with I^h the hybrid one (a
   // rigid-body inertia) and P^-1 = diag(R, 1); and since T_i = P_i T^h_i P_parent^-1, the
   // congruence T^T (P_i^-T I^h P_i^-1) T = P_parent^-T (T^h^T I^h T^h) P_parent^-1. So the

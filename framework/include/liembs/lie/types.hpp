@@ -62,6 +62,19 @@ LIEMBS_STRONG_INLINE void store_pair(double* p, double lo, double hi) {
   p[1] = hi;
 #endif
 }
+// (lo, hi) = (p[0], p[1]) as one 16-byte load: for reading back numbers written as one pair
+// where the compiler would otherwise merge the reads of neighbouring scalars into a load that
+// spans two pairs (e.g. a pose's R(1, 2), R(2, 2), which compose_into writes in two pairs).
+LIEMBS_STRONG_INLINE void load_pair(const double* p, double& lo, double& hi) {
+#if defined(__SSE2__)
+  const __m128d v = _mm_loadu_pd(p);
+  lo = _mm_cvtsd_f64(v);
+  hi = _mm_cvtsd_f64(_mm_unpackhi_pd(v, v));
+#else
+  lo = p[0];
+  hi = p[1];
+#endif
+}
 // The 6-vector (x0, ..., x5), written as pairs.
 LIEMBS_STRONG_INLINE Vec6 pairs(double x0, double x1, double x2, double x3, double x4, double x5) {
   Vec6 V;

@@ -28,6 +28,8 @@ class Registry {
   // plugin folder next to the running executable (build tree and install tree share the
   // layout bin/ + lib/liembs/plugins), and the compiled-in install folder.
   static std::vector<SearchPathEntry> default_search_path();
+  // LIEMBS_PLUGIN_PATH's entries alone (the benchmarks put them before the build tree).
+  static std::vector<SearchPathEntry> environment_search_path();
 
   // Adds paths searched before the ones already added (used for [plugins] paths).
   void prepend_search_path(std::vector<SearchPathEntry> entries);
