@@ -86,8 +86,7 @@ class RecursiveDynamics final : public TreeDynamics {
       node_kinematics(k, state, true, poses);
       A_[k] = T_[k].apply(parent_acceleration(i)) + c_[k];
       add_screw(A_[k], S_[k], acceleration(offset + i));
-      const auto& M = inertia(k);
-      W_[k] = M * A_[k] + Policy::bias_wrench(pose_[k], M, V_[k]);
+      W_[k] = newton_euler_wrench(k);
     }
     apply_loads(-1.0);
     if (nodes_.floating_base) root_wrench_ = root_inertia_ * root_acceleration_ + Policy::bias_wrench(state.base, root_inertia_, root_twist_) + root_load_;
@@ -403,10 +402,23 @@ class RecursiveDynamics final : public TreeDynamics {
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
       const double qd = state.qd(i);
-      V_[k] = T_[k].apply(parent_twist);
-      add_screw(V_[k], S_[k], qd);
-      c_[k] = Policy::velocity_term(parent_pose, pose_[k], parent_twist, V_[k], S_[k], qd);
+      if constexpr (requires { Policy::twist_and_velocity_term(T_[k], pose_[k], parent_twist, S_[k], qd, V_[k], c_[k]); }) {
+        Policy::twist_and_velocity_term(T_[k], pose_[k], parent_twist, S_[k], qd, V_[k], c_[k]);  // (fused: mixed)
+      } else {
+        V_[k] = T_[k].apply(parent_twist);
+        add_screw(V_[k], S_[k], qd);
+        c_[k] = Policy::velocity_term(parent_pose, pose_[k], parent_twist, V_[k], S_[k], qd);
+      }
     }
+  }
+
+  // The Newton-Euler wrench M_i A_i + b_i of node k, fused by the policy where that saves work.
+  LIEMBS_STRONG_INLINE Vec6 newton_euler_wrench(std::size_t k) const {
+    const auto& M = inertia(k);
+    if constexpr (requires { Policy::newton_euler_wrench(pose_[k], M, A_[k], V_[k]); })
+      return Policy::newton_euler_wrench(pose_[k], M, A_[k], V_[k]);
+    else
+      return M * A_[k] + Policy::bias_wrench(pose_[k], M, V_[k]);
   }
 
   void kinematics(const TreeState& state, bool with_velocities, bool world_poses = true, bool with_inertias = true) {

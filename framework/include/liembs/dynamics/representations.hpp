@@ -5,11 +5,13 @@
 //                 transform_is_relative_pose: T_i is the adjoint of the joint pose itself
 //   screw         the joint screw in the representation (S_i)
 //   velocity_term the velocity-product part c_i of A_i = T_i A_parent + c_i + S_i q''_i
+//                 (or twist_and_velocity_term: V_i and c_i together, where they share work)
 //   inertia       the node's spatial inertia in the representation (M_i): constant
 //                 (body-fixed), 10 parameters of the rigid-body form [[I, h~], [-h~, m 1]]
 //                 stored per node (hybrid), or a view applied in factors where it is used
 //                 (inertia_view_of: spatial, mixed)
 //   bias_wrench   the velocity-product part b_i of the Newton-Euler wrench W_i = M_i A_i + b_i
+//                 (newton_euler_wrench, if given, computes all of W_i in one pass)
 //   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
 //                 every representation: composite (a node's own), composite_to_parent
 //                 (T^T I T), composite_times_screw (I S), composite_matrix (the 6x6 matrix)
@@ -314,16 +316,26 @@ struct Mixed {
     const double l = X.linear;
     return pairs(0.0, 0.0, X.angular, l * C.R(0, 2), l * C.R(1, 2), l * C.R(2, 2));
   }
-  // P_i times the hybrid term: ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q')
-  LIEMBS_STRONG_INLINE static Vec6 velocity_term(const Pose& parent, const Pose& node, const Vec6& V_parent, const Vec6& V, const Vec6& S,
-                            double qd) {
-    const Vec3 p = parent.R * V_parent.head<3>();  // omega^s of the parent
-    const Vec3 o = node.R * V.head<3>();           // omega^s
-    const double w0 = V(0), w1 = V(1), w2 = V(2);
-    const double d0 = V_parent(3) - V(3), d1 = V_parent(4) - V(4), d2 = V_parent(5) - V(5);
-    const double s0 = S(0) * qd, s1 = S(1) * qd, s2 = S(2) * qd, t0 = S(3) * qd, t1 = S(4) * qd, t2 = S(5) * qd;
-    return pairs(w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0, (d1 * p(2) - d2 * p(1)) + (o(1) * t2 - o(2) * t1),
-                 (d2 * p(0) - d0 * p(2)) + (o(2) * t0 - o(0) * t2), (d0 * p(1) - d1 * p(0)) + (o(0) * t1 - o(1) * t0));
+  // The twist V_i = T_i V_parent + S_i q' and the velocity term c_i together: P_i times the
+  // hybrid term, ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q'),
+  // with omega^s_parent = R_parent omega^b_parent taken from the transform's product and
+  // omega^s = omega^s_parent + R e_z xi q' (the joint turns about the node's z axis).
+  LIEMBS_STRONG_INLINE static void twist_and_velocity_term(const Transform& T, const Pose& node, const Vec6& V_parent, const Vec6& S,
+                                                           double qd, Vec6& V, Vec6& c) {
+    const Vec3 w_parent = V_parent.head<3>();
+    const Vec3 a = T.Q * w_parent, o = T.Rp * w_parent;  // omega^b without the joint's; omega^s_parent
+    const double s = S(2) * qd, t0 = S(3) * qd, t1 = S(4) * qd, t2 = S(5) * qd;
+    const double w0 = a(0), w1 = a(1), w2 = a(2) + s;
+    const Vec3& r = T.r;  // r_parent - r_i
+    const double u0 = (r(1) * o(2) - r(2) * o(1)) + t0, u1 = (r(2) * o(0) - r(0) * o(2)) + t1,
+                 u2 = (r(0) * o(1) - r(1) * o(0)) + t2;  // r'_i - r'_parent
+    V = pairs(w0, w1, w2, V_parent(3) + u0, V_parent(4) + u1, V_parent(5) + u2);
+    double z0, z1, z2, unused;  // the node's z axis, read in the pairs compose_into wrote
+    load_pair(node.R.data() + 6, z0, z1);
+    load_pair(node.R.data() + 8, z2, unused);
+    const double n0 = o(0) + s * z0, n1 = o(1) + s * z1, n2 = o(2) + s * z2;  // omega^s
+    c = pairs(w1 * s, -w0 * s, 0.0, (o(1) * u2 - o(2) * u1) + (n1 * t2 - n2 * t1), (o(2) * u0 - o(0) * u2) + (n2 * t0 - n0 * t2),
+              (o(0) * u1 - o(1) * u0) + (n0 * t1 - n1 * t0));
   }
   LIEMBS_STRONG_INLINE static MixedInertia inertia(const Pose& C, const RigidInertia& M_body) { return {M_body, C.R}; }
   LIEMBS_STRONG_INLINE static MixedInertia inertia_view_of(const Pose& C, const RigidInertia& M_body, const CentroidalInertia&) {
@@ -364,12 +376,23 @@ struct Mixed {
     M.leftCols<3>() = M.leftCols<3>() * C.R;
     return M;
   }
-  // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0): L = I w, p = R h~^T w = R (w x h).
-  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose& C, const MixedInertia& M, const Vec6& V) {
+  // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0) = (w x I w, R (w x (w x h))), since
+  // omega^s x R (w x h) = R (w x (w x h)) for omega^s = R w.
+  LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const MixedInertia& M, const Vec6& V) {
     const Vec3 w = V.head<3>();
-    const Vec3 L = M.body.I * w, p = M.R * w.cross(M.body.h), o = C.R * w;
-    return pairs(w(1) * L(2) - w(2) * L(1), w(2) * L(0) - w(0) * L(2), w(0) * L(1) - w(1) * L(0),
-                 o(1) * p(2) - o(2) * p(1), o(2) * p(0) - o(0) * p(2), o(0) * p(1) - o(1) * p(0));
+    const Vec3 L = M.body.I * w, p = M.R * w.cross(w.cross(M.body.h));
+    return pairs(w(1) * L(2) - w(2) * L(1), w(2) * L(0) - w(0) * L(2), w(0) * L(1) - w(1) * L(0), p(0), p(1), p(2));
+  }
+  // The Newton-Euler wrench M A + b in one pass, with one rotation by R for both linear parts:
+  // (I alpha + h x R^T a + w x I w, R (alpha x h + w x (w x h)) + m a) for A = (alpha, a).
+  LIEMBS_STRONG_INLINE static Vec6 newton_euler_wrench(const Pose&, const MixedInertia& M, const Vec6& A, const Vec6& V) {
+    const Vec3 w = V.head<3>(), alpha = A.head<3>();
+    const Vec3& h = M.body.h;
+    const Vec3 L = M.body.I * w, u = M.R.transpose() * A.tail<3>();
+    const Vec3 angular = M.body.I * alpha + h.cross(u) + w.cross(L);
+    const Vec3 linear = M.R * (alpha.cross(h) + w.cross(w.cross(h)));
+    const double m = M.body.m;
+    return pairs(angular(0), angular(1), angular(2), linear(0) + m * A(3), linear(1) + m * A(4), linear(2) + m * A(5));
   }
   // The same for a 6x6 matrix (the floating base's root inertia).
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose& C, const Mat6& M, const Vec6& V) {
