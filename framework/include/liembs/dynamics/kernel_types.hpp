@@ -95,6 +95,34 @@ struct RigidInertia {
   }
 };
 
+// R S R^T for a symmetric S: T = R S, then the upper triangle of T R^T, mirrored (45
+// products instead of 54, and exactly symmetric).
+LIEMBS_STRONG_INLINE Mat3 rotate_symmetric(const Mat3& R, const Mat3& S) {
+  const Mat3 T = R * S;
+  const auto entry = [&](int i, int j) { return T(i, 0) * R(j, 0) + T(i, 1) * R(j, 1) + T(i, 2) * R(j, 2); };
+  const double a00 = entry(0, 0), a01 = entry(0, 1), a02 = entry(0, 2), a11 = entry(1, 1), a12 = entry(1, 2), a22 = entry(2, 2);
+  Mat3 out;
+  out << a00, a01, a02, a01, a11, a12, a02, a12, a22;
+  return out;
+}
+
+// The rigid-body inertia (m, h, I) about a point O, taken about O - s instead (the body seen
+// from a frame whose origin is at -s): h + m s and, with g = h + (m/2) s,
+// I - (s g^T + g s^T) + 2 (g.s) 1 = I - (s h^T + h s^T) + 2 (h.s) 1 - m (s s^T - s.s 1).
+// Symmetric, 6 entries of 2 products each.
+LIEMBS_STRONG_INLINE RigidInertia shifted_inertia(double m, const Vec3& h, const Mat3& I, const Vec3& s) {
+  const double half = 0.5 * m;
+  const double g0 = h(0) + half * s(0), g1 = h(1) + half * s(1), g2 = h(2) + half * s(2);
+  const double d = 2.0 * (g0 * s(0) + g1 * s(1) + g2 * s(2));
+  RigidInertia out;
+  out.m = m;
+  out.h = h + m * s;
+  const double a00 = I(0, 0) - 2.0 * s(0) * g0 + d, a11 = I(1, 1) - 2.0 * s(1) * g1 + d, a22 = I(2, 2) - 2.0 * s(2) * g2 + d;
+  const double a01 = I(0, 1) - (s(0) * g1 + g0 * s(1)), a02 = I(0, 2) - (s(0) * g2 + g0 * s(2)), a12 = I(1, 2) - (s(1) * g2 + g1 * s(2));
+  out.I << a00, a01, a02, a01, a11, a12, a02, a12, a22;
+  return out;
+}
+
 // A rigid body's inertia about its centre of mass c (frame orientation): I_c = I - m (c.c 1 - c c^T).
 // A massless body (a node between the axes of a multi-axis joint) has c = 0 and I_c = I.
 struct CentroidalInertia {

@@ -148,12 +148,7 @@ struct SpatialInertia {
   }
   // The 10 world parameters: h = m p, I = R I_c R^T + m (p.p 1 - p p^T).
   RigidInertia rigid() const {
-    RigidInertia out;
-    out.m = body.m;
-    out.h = body.m * p;
-    out.I = R * body.I * R.transpose() - body.m * (p * p.transpose());
-    out.I.diagonal().array() += body.m * p.squaredNorm();
-    return out;
+    return shifted_inertia(body.m, Vec3::Zero(), rotate_symmetric(R, body.I), p);
   }
 };
 LIEMBS_STRONG_INLINE Mat6 as_matrix(const SpatialInertia& M) { return M.rigid().matrix(); }
@@ -227,7 +222,7 @@ struct Hybrid : RigidComposites<Hybrid> {
     RigidInertia M;
     M.m = M_body.m;
     M.h.noalias() = C.R * M_body.h;
-    M.I.noalias() = C.R * M_body.I * C.R.transpose();
+    M.I = rotate_symmetric(C.R, M_body.I);
     return M;
   }
   // (77b): ad_{omega} M (omega; 0), ad_{(omega;0)} = diag(omega~, omega~)

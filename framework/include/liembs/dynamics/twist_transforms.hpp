@@ -80,21 +80,12 @@ struct Adjoint {
     out.bottomRightCorner<3, 3>() = D;
     return out;
   }
-  // The same for a rigid-body inertia (m, h, I): rotate (h' = R h, I' = R I R^T), then move
-  // the reference point by -r: h + m r, I' - (r h'^T + h' r^T) + 2 (h'.r) 1 - m (r r^T - r.r 1)
-  // (the blocks above with B = h~, D = m 1, and a~ b~ = b a^T - a.b 1).
+  // The same for a rigid-body inertia (m, h, I): rotated (R h, R I R^T), then taken about the
+  // parent origin, which is at -r from the child's (shifted_inertia).
   LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const { return congruence(C, I); }
   // The same for any pose, without making an Adjoint (a copy of C).
   LIEMBS_STRONG_INLINE static RigidInertia congruence(const Pose& C, const RigidInertia& I) {
-    const Vec3& r = C.r;
-    RigidInertia out;
-    out.m = I.m;
-    const Vec3 h = C.R * I.h;
-    out.h = h + I.m * r;
-    const Mat3 rh = r * h.transpose();
-    out.I = C.R * I.I * C.R.transpose() - rh - rh.transpose() - I.m * (r * r.transpose());
-    out.I.diagonal().array() += 2.0 * h.dot(r) + I.m * r.squaredNorm();
-    return out;
+    return shifted_inertia(I.m, C.R * I.h, rotate_symmetric(C.R, I.I), C.r);
   }
 };
 
@@ -134,17 +125,8 @@ struct PointShift {
     out.bottomRightCorner<3, 3>() = D;
     return out;
   }
-  // The same for a rigid-body inertia: its reference point moves by r (Adjoint with R = 1
-  // and -r): h - m r, I + (r h^T + h r^T) - 2 (h.r) 1 - m (r r^T - r.r 1).
-  LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const {
-    RigidInertia out;
-    out.m = I.m;
-    out.h = I.h - I.m * r;
-    const Mat3 rh = r * I.h.transpose();
-    out.I = I.I + rh + rh.transpose() - I.m * (r * r.transpose());
-    out.I.diagonal().array() += I.m * r.squaredNorm() - 2.0 * I.h.dot(r);
-    return out;
-  }
+  // The same for a rigid-body inertia: the Adjoint's with R = 1 and -r (shifted_inertia).
+  LIEMBS_STRONG_INLINE RigidInertia congruence(const RigidInertia& I) const { return shifted_inertia(I.m, I.h, I.I, -r); }
 };
 
 // [[Q, 0], [r~ Rp, 1]]: angular part rotated by Q, linear part shifted by r x (Rp omega).
