@@ -33,9 +33,6 @@ template <class Policy>
 class RecursiveDynamics final : public TreeDynamics {
  public:
   using Transform = typename Policy::Transform;
-  // Node inertias are stored per node (10 parameters) only when they are neither constant
-  // nor a view built where they are used.
-  static constexpr bool stored_inertia = !Policy::constant_inertia && !Policy::inertia_view;
 
   explicit RecursiveDynamics(std::shared_ptr<const KinematicTree> tree)
       : tree_(std::move(tree)), aligned_(align_node_frames(*tree_)), nodes_(aligned_.tree) {
@@ -45,7 +42,6 @@ class RecursiveDynamics final : public TreeDynamics {
     S_.resize(n);
     V_.resize(n);
     c_.resize(n);
-    if (stored_inertia) M_.resize(n);
     A_.resize(n);
     W_.resize(n);
     articulated_.resize(n);
@@ -55,7 +51,7 @@ class RecursiveDynamics final : public TreeDynamics {
     for (const auto& load : nodes_.loads) world_loads_ = world_loads_ || load.world_frame;
     for (const Mat6& M : nodes_.inertia) {
       rigid_.push_back(RigidInertia::from_matrix(M));
-      if (Policy::inertia_view) centroidal_.push_back(CentroidalInertia::from(rigid_.back()));
+      centroidal_.push_back(CentroidalInertia::from(rigid_.back()));
     }
     base_rigid_ = RigidInertia::from_matrix(nodes_.base_inertia);
     for (const Pose& B : nodes_.reference) {
@@ -109,8 +105,9 @@ class RecursiveDynamics final : public TreeDynamics {
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       node_kinematics(k, state, true, poses);
-      articulated_[k] = inertia_matrix(k);  // (a copy)
-      W_[k] = Policy::bias_wrench(pose_[k], inertia(k), V_[k]);  // articulated bias wrench p_i
+      const auto& M = inertia(k);
+      articulated_[k] = inertia_matrix(k, M);  // (a copy)
+      W_[k] = Policy::bias_wrench(pose_[k], M, V_[k]);  // articulated bias wrench p_i
     }
     apply_loads(-1.0);
     if (nodes_.floating_base) root_articulated_ = root_inertia_;  // (a fixed base needs no 6x6 copy)
@@ -160,7 +157,7 @@ class RecursiveDynamics final : public TreeDynamics {
 
   void mass_matrix(const TreeState& state, Eigen::MatrixXd& mass) override {
     check_sizes(state, nullptr, "");
-    kinematics(state, false, Policy::separate_walk_form, false);  // a separate walk form needs world poses
+    kinematics(state, false, Policy::separate_walk_form);  // a separate walk form needs world poses
     const int n = nodes_.dof();
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
@@ -357,16 +354,18 @@ class RecursiveDynamics final : public TreeDynamics {
     else rest = reference_rest_[k];
   }
 
-  // The node inertia in the policy's coordinates: the constant one, a view of the body
-  // inertia and the node pose (spatial, mixed), or the one stored by node_kinematics.
+  // The node inertia in the policy's coordinates: the constant one, or the policy's
+  // node_inertia of the node pose, built where it is used (a view applied in factors, or the
+  // 10 parameters); never stored per node.
   LIEMBS_STRONG_INLINE decltype(auto) inertia(std::size_t k) const {
     if constexpr (Policy::constant_inertia) return (rigid_[k]);  // const RigidInertia&
-    else if constexpr (Policy::inertia_view) return Policy::inertia_view_of(pose_[k], rigid_[k], centroidal_[k]);
-    else return (M_[k]);
+    else return Policy::node_inertia(pose_[k], rigid_[k], centroidal_[k]);
   }
-  LIEMBS_STRONG_INLINE decltype(auto) inertia_matrix(std::size_t k) const {
+  // The same as a 6x6 matrix, given the node inertia M = inertia(k).
+  template <class NodeInertia>
+  LIEMBS_STRONG_INLINE decltype(auto) inertia_matrix(std::size_t k, const NodeInertia& M) const {
     if constexpr (Policy::constant_inertia) return (nodes_.inertia[k]);  // const Mat6&
-    else return as_matrix(inertia(k));
+    else return as_matrix(M);
   }
 
 
@@ -385,7 +384,7 @@ class RecursiveDynamics final : public TreeDynamics {
   // Forward kinematics of node k (its parent done): transform, screw, inertia, and
   // optionally twist and velocity term; the world pose when the policy or the caller needs it.
   LIEMBS_STRONG_INLINE void node_kinematics(std::size_t k, const TreeState& state, bool with_velocities,
-                                            bool world_pose, bool with_inertia = true) {
+                                            bool world_pose) {
     const int p = nodes_.parent[k];
     const Pose& parent_pose = p >= 0 ? pose_[static_cast<std::size_t>(p)] : base_pose_;
     const auto i = static_cast<Eigen::Index>(k);
@@ -397,8 +396,6 @@ class RecursiveDynamics final : public TreeDynamics {
     if (Policy::needs_world_pose || world_pose) se3::compose_into(parent_pose, relative, pose_[k]);
     if constexpr (!Policy::transform_is_relative_pose) T_[k] = Policy::transform(parent_pose, pose_[k], relative);
     S_[k] = Policy::screw(pose_[k], aligned_.axial[k]);
-    if constexpr (stored_inertia)
-      if (with_inertia) M_[k] = Policy::inertia(pose_[k], rigid_[k]);
     if (with_velocities) {
       const Vec6& parent_twist = p >= 0 ? V_[static_cast<std::size_t>(p)] : root_twist_;
       const double qd = state.qd(i);
@@ -421,10 +418,10 @@ class RecursiveDynamics final : public TreeDynamics {
       return M * A_[k] + Policy::bias_wrench(pose_[k], M, V_[k]);
   }
 
-  void kinematics(const TreeState& state, bool with_velocities, bool world_poses = true, bool with_inertias = true) {
+  void kinematics(const TreeState& state, bool with_velocities, bool world_poses = true) {
     root_kinematics(state);
     for (std::size_t k = 0; k < static_cast<std::size_t>(nodes_.dof()); ++k)
-      node_kinematics(k, state, with_velocities, world_poses, with_inertias);
+      node_kinematics(k, state, with_velocities, world_poses);
   }
 
   // Adds `sign` times the model's loads to the node wrenches W_ (and the base's).
@@ -510,12 +507,11 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<Vec6> reference_columns_, reference_columns_turned_, reference_rest_, reference_shift_;
   std::vector<Pose> relative_;  // C_{parent,i}, where the transform does not hold it
   std::vector<RigidInertia> rigid_;            // node inertias in the node frames
-  std::vector<CentroidalInertia> centroidal_;  // the same about the centres of mass (views)
+  std::vector<CentroidalInertia> centroidal_;  // the same about the centres of mass
   RigidInertia base_rigid_;                    // the floating base's, in its frame
   std::vector<RigidInertia> rigid_composite_;  // CRBA's composites, in the policy's composite form
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_, walk_screw_;
-  std::vector<RigidInertia> M_;  // node inertias in the policy's coordinates (when stored)
   std::vector<Mat6> articulated_;
   std::vector<double> D_, u_;
   Pose base_pose_;

@@ -7,9 +7,9 @@
 //   velocity_term the velocity-product part c_i of A_i = T_i A_parent + c_i + S_i q''_i
 //                 (or twist_and_velocity_term: V_i and c_i together, where they share work)
 //   inertia       the node's spatial inertia in the representation (M_i): constant
-//                 (body-fixed), 10 parameters of the rigid-body form [[I, h~], [-h~, m 1]]
-//                 stored per node (hybrid), or a view applied in factors where it is used
-//                 (inertia_view_of: spatial, mixed)
+//                 (body-fixed), or node_inertia, built where it is used from the node pose:
+//                 the 10 parameters of the rigid-body form [[I, h~], [-h~, m 1]] (hybrid)
+//                 or a view applied in factors (spatial, mixed); never stored per node
 //   bias_wrench   the velocity-product part b_i of the Newton-Euler wrench W_i = M_i A_i + b_i
 //                 (newton_euler_wrench, if given, computes all of W_i in one pass)
 //   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
@@ -88,7 +88,6 @@ struct BodyFixed : RigidComposites<BodyFixed> {
 
   // The inertia of a node is constant and the recursion needs no world poses.
   static constexpr bool constant_inertia = true;
-  static constexpr bool inertia_view = false;
   static constexpr bool needs_world_pose = false;
 
   // T_i = Ad_{C_{i,parent}} = Ad_{C_{parent,i}^-1}: the kernel writes the joint pose
@@ -159,7 +158,6 @@ struct Spatial : RigidComposites<Spatial> {
   using Transform = twist_transforms::Identity;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
-  static constexpr bool inertia_view = true;  // SpatialInertia, built where it is used
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
@@ -175,7 +173,7 @@ struct Spatial : RigidComposites<Spatial> {
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
     return twist_transforms::Adjoint::congruence(C, M_body);
   }
-  LIEMBS_STRONG_INLINE static SpatialInertia inertia_view_of(const Pose& C, const RigidInertia&, const CentroidalInertia& M_centroidal) {
+  LIEMBS_STRONG_INLINE static SpatialInertia node_inertia(const Pose& C, const RigidInertia&, const CentroidalInertia& M_centroidal) {
     return {C, M_centroidal};
   }
   template <class Inertia>
@@ -199,7 +197,6 @@ struct Hybrid : RigidComposites<Hybrid> {
   using Transform = twist_transforms::PointShift;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
-  static constexpr bool inertia_view = false;
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
@@ -217,7 +214,10 @@ struct Hybrid : RigidComposites<Hybrid> {
     return pairs(w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0, (d1 * p2 - d2 * p1) + (w1 * t2 - w2 * t1),
                  (d2 * p0 - d0 * p2) + (w2 * t0 - w0 * t2), (d0 * p1 - d1 * p0) + (w0 * t1 - w1 * t0));
   }
-  // (77a) Ad_R M Ad_R^T: h and I rotated
+  // (77a) Ad_R M Ad_R^T: h and I rotated; formed where it is used (node_inertia)
+  LIEMBS_STRONG_INLINE static RigidInertia node_inertia(const Pose& C, const RigidInertia& M_body, const CentroidalInertia&) {
+    return inertia(C, M_body);
+  }
   LIEMBS_STRONG_INLINE static RigidInertia inertia(const Pose& C, const RigidInertia& M_body) {
     RigidInertia M;
     M.m = M_body.m;
@@ -300,7 +300,6 @@ struct Mixed {
   using Transform = twist_transforms::RotateAndShift;
   using Screw = Vec6;
   static constexpr bool constant_inertia = false;
-  static constexpr bool inertia_view = true;    // MixedInertia, built where it is used
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
@@ -333,7 +332,7 @@ struct Mixed {
               (o(0) * u1 - o(1) * u0) + (n0 * t1 - n1 * t0));
   }
   LIEMBS_STRONG_INLINE static MixedInertia inertia(const Pose& C, const RigidInertia& M_body) { return {M_body, C.R}; }
-  LIEMBS_STRONG_INLINE static MixedInertia inertia_view_of(const Pose& C, const RigidInertia& M_body, const CentroidalInertia&) {
+  LIEMBS_STRONG_INLINE static MixedInertia node_inertia(const Pose& C, const RigidInertia& M_body, const CentroidalInertia&) {
     return {M_body, C.R};
   }
   // A composite inertia in mixed coordinates is P^-T I^h P^-1 with I^h the hybrid one (a
