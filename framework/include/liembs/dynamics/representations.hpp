@@ -303,8 +303,10 @@ struct Mixed {
   static constexpr bool needs_world_pose = true;
   static constexpr bool transform_is_relative_pose = false;
 
+  // Points at the joint's and the parent's rotations: the kernel keeps both poses for as long
+  // as the node's transform.
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
-    return {relative.R.transpose(), parent.R, parent.r - node.r};
+    return {&relative.R, &parent.R, parent.r - node.r};
   }
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
     const double l = X.linear;
@@ -317,7 +319,7 @@ struct Mixed {
   LIEMBS_STRONG_INLINE static void twist_and_velocity_term(const Transform& T, const Pose& node, const Vec6& V_parent, const Vec6& S,
                                                            double qd, Vec6& V, Vec6& c) {
     const Vec3 w_parent = V_parent.head<3>();
-    const Vec3 a = T.Q * w_parent, o = T.Rp * w_parent;  // omega^b without the joint's; omega^s_parent
+    const Vec3 a = T.Q() * w_parent, o = T.Rp() * w_parent;  // omega^b without the joint's; omega^s_parent
     const double s = S(2) * qd, t0 = S(3) * qd, t1 = S(4) * qd, t2 = S(5) * qd;
     const double w0 = a(0), w1 = a(1), w2 = a(2) + s;
     const Vec3& r = T.r;  // r_parent - r_i

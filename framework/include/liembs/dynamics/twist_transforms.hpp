@@ -130,29 +130,36 @@ struct PointShift {
 };
 
 // [[Q, 0], [r~ Rp, 1]]: angular part rotated by Q, linear part shifted by r x (Rp omega).
+// Q = R_child^T R_parent is the transpose of the joint's rotation and Rp the parent's world
+// rotation; both are read where the kernel keeps them (the joint pose, the parent's world
+// pose) instead of copied into every node's transform.
 struct RotateAndShift {
-  Mat3 Q = Mat3::Identity();   // R_child^T R_parent
-  Mat3 Rp = Mat3::Identity();  // R_parent
-  Vec3 r = Vec3::Zero();       // r_parent - r_child
+  const Mat3* joint_rotation = nullptr;  // R_parent^T R_child = Q^T
+  const Mat3* parent_rotation = nullptr;  // R_parent
+  Vec3 r = Vec3::Zero();                 // r_parent - r_child
+
+  LIEMBS_STRONG_INLINE auto Q() const { return joint_rotation->transpose(); }
+  LIEMBS_STRONG_INLINE const Mat3& Rp() const { return *parent_rotation; }
 
   // In scalars, written as pairs (types.hpp, "Pairs").
   LIEMBS_STRONG_INLINE Vec6 apply(const Vec6& V) const {
     const Vec3 w = V.head<3>();
-    const Vec3 a = Q * w, o = Rp * w;
+    const Vec3 a = Q() * w, o = Rp() * w;
     return pairs(a(0), a(1), a(2), V(3) + (r(1) * o(2) - r(2) * o(1)), V(4) + (r(2) * o(0) - r(0) * o(2)),
                  V(5) + (r(0) * o(1) - r(1) * o(0)));
   }
   // T^T W = (Q^T m - Rp^T (r x f), f).
   LIEMBS_STRONG_INLINE Vec6 apply_transpose(const Vec6& W) const {
     const double f0 = W(3), f1 = W(4), f2 = W(5);
-    const Vec3 m = Q.transpose() * W.head<3>() - Rp.transpose() * Vec3(r(1) * f2 - r(2) * f1, r(2) * f0 - r(0) * f2, r(0) * f1 - r(1) * f0);
+    const Vec3 m = *joint_rotation * W.head<3>() - Rp().transpose() * Vec3(r(1) * f2 - r(2) * f1, r(2) * f0 - r(0) * f2, r(0) * f1 - r(1) * f0);
     return pairs(m(0), m(1), m(2), f0, f1, f2);
   }
   LIEMBS_STRONG_INLINE void add_transpose_to(const Vec6& W, Vec6& target) const { target += apply_transpose(W); }
   // T = [[Q, 0], [K, 1]] with K = r~ Rp, for a symmetric I = [[A, B], [B^T, D]]:
   // [[Q^T A Q + X + X^T + K^T D K, Q^T B + K^T D], [., D]] with X = Q^T B K; K^T D = (D K)^T.
   LIEMBS_STRONG_INLINE Mat6 congruence(const Mat6& I) const {
-    const Mat3 K = hat_times(r, Rp);
+    const Mat3 K = hat_times(r, Rp());
+    const Mat3 Q = this->Q();
     const Mat3 A = I.topLeftCorner<3, 3>(), B = I.topRightCorner<3, 3>(), D = I.bottomRightCorner<3, 3>();
     const Mat3 DK = D * K, QtB = Q.transpose() * B, QtA = Q.transpose() * A;
     const Mat3 X = QtB * K;
