@@ -52,6 +52,14 @@ LIEMBS_STRONG_INLINE Vec6 world_screw(const Pose& C, const AxialScrew& X) {
                l * z2 + a * (r0 * z1 - r1 * z0));
 }
 
+// r_parent - r_node, the node's r read in the pairs compose_into wrote it in.
+LIEMBS_STRONG_INLINE Vec3 offset_to_parent(const Pose& parent, const Pose& node) {
+  double unused, r0, r1, r2;
+  load_pair(node.R.data() + 8, unused, r0);
+  load_pair(node.r.data() + 1, r1, r2);
+  return Vec3(parent.r(0) - r0, parent.r(1) - r1, parent.r(2) - r2);
+}
+
 // A twist about the point r (world orientation) about the world origin: (w, v + r x w);
 // a wrench the other way, (m + r x f, f); and a world wrench about the point r, (m - r x f, f).
 LIEMBS_STRONG_INLINE Vec6 twist_about_origin(const Vec3& r, const Vec6& S) {
@@ -201,7 +209,7 @@ struct Hybrid : RigidComposites<Hybrid> {
   static constexpr bool transform_is_relative_pose = false;
 
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
-  LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {parent.r - node.r}; }
+  LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {offset_to_parent(parent, node)}; }
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {  // ^0X_i^i (76b)
     const double z0 = C.R(0, 2), z1 = C.R(1, 2), z2 = C.R(2, 2), a = X.angular, l = X.linear;
     return pairs(a * z0, a * z1, a * z2, l * z0, l * z1, l * z2);
@@ -306,7 +314,7 @@ struct Mixed {
   // Points at the joint's and the parent's rotations: the kernel keeps both poses for as long
   // as the node's transform.
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose& relative) {
-    return {&relative.R, &parent.R, parent.r - node.r};
+    return {&relative.R, &parent.R, offset_to_parent(parent, node)};
   }
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
     const double l = X.linear;
