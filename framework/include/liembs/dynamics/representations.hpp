@@ -41,6 +41,19 @@ LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
 }
 
 // Ad_C X for an aligned screw X: (a R e_z; l R e_z + r x a R e_z) (000 eq. 71b).
+// A world pose's z axis (R's last column), read in the pairs compose_into wrote it in
+// (types.hpp, "Pairs"): the screws are built right after the pose.
+struct ZAxis {
+  double z0, z1, z2;
+};
+LIEMBS_STRONG_INLINE ZAxis z_axis(const Pose& C) {
+  ZAxis z;
+  double r0;
+  load_pair(C.R.data() + 6, z.z0, z.z1);
+  load_pair(C.R.data() + 8, z.z2, r0);
+  return z;
+}
+
 // C's last column and r are read in the pairs compose_into writes them in (types.hpp, "Pairs").
 LIEMBS_STRONG_INLINE Vec6 world_screw(const Pose& C, const AxialScrew& X) {
   double z0, z1, z2, r0, r1, r2;
@@ -211,7 +224,8 @@ struct Hybrid : RigidComposites<Hybrid> {
   // T_i = Ad_{r_{i,parent}}, r_{i,parent} = r_parent - r_i
   LIEMBS_STRONG_INLINE static Transform transform(const Pose& parent, const Pose& node, const Pose&) { return {offset_to_parent(parent, node)}; }
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {  // ^0X_i^i (76b)
-    const double z0 = C.R(0, 2), z1 = C.R(1, 2), z2 = C.R(2, 2), a = X.angular, l = X.linear;
+    const auto [z0, z1, z2] = z_axis(C);
+    const double a = X.angular, l = X.linear;
     return pairs(a * z0, a * z1, a * z2, l * z0, l * z1, l * z2);
   }
   // (76d): (0; (r'_parent - r'_i) x omega_parent) + ad_{omega_i} S q'
@@ -317,8 +331,9 @@ struct Mixed {
     return {&relative.R, &parent.R, offset_to_parent(parent, node)};
   }
   LIEMBS_STRONG_INLINE static Vec6 screw(const Pose& C, const AxialScrew& X) {
+    const auto [z0, z1, z2] = z_axis(C);
     const double l = X.linear;
-    return pairs(0.0, 0.0, X.angular, l * C.R(0, 2), l * C.R(1, 2), l * C.R(2, 2));
+    return pairs(0.0, 0.0, X.angular, l * z0, l * z1, l * z2);
   }
   // The twist V_i = T_i V_parent + S_i q' and the velocity term c_i together: P_i times the
   // hybrid term, ((omega^b x xi) q'; (r'_parent - r'_i) x omega^s_parent + omega^s x R eta q'),
@@ -334,9 +349,7 @@ struct Mixed {
     const double u0 = (r(1) * o(2) - r(2) * o(1)) + t0, u1 = (r(2) * o(0) - r(0) * o(2)) + t1,
                  u2 = (r(0) * o(1) - r(1) * o(0)) + t2;  // r'_i - r'_parent
     V = pairs(w0, w1, w2, V_parent(3) + u0, V_parent(4) + u1, V_parent(5) + u2);
-    double z0, z1, z2, unused;  // the node's z axis, read in the pairs compose_into wrote
-    load_pair(node.R.data() + 6, z0, z1);
-    load_pair(node.R.data() + 8, z2, unused);
+    const auto [z0, z1, z2] = z_axis(node);
     const double n0 = o(0) + s * z0, n1 = o(1) + s * z1, n2 = o(2) + s * z2;  // omega^s
     c = pairs(w1 * s, -w0 * s, 0.0, (o(1) * u2 - o(2) * u1) + (n1 * t2 - n2 * t1), (o(2) * u0 - o(0) * u2) + (n2 * t0 - n0 * t2),
               (o(0) * u1 - o(1) * u0) + (n0 * t1 - n1 * t0));
