@@ -2,7 +2,9 @@
 // one onto MJCF bodies (body pos/quat = joint origin, joint axis in the body frame), so no
 // LieMBS kinematics is involved. Only the coordinate order is taken from
 // liembs::import_urdf_string (children written in that order, so MuJoCo numbers its dofs
-// like LieMBS).
+// like LieMBS). Deep trees are split into <include> files: tinyxml2 9 (Debian 12) refuses
+// documents nested more than 100 elements deep, and MuJoCo parses each included file on its
+// own before grafting it in place.
 #include <peers/peer_detail.hpp>
 
 #include <urdf_parser/urdf_parser.h>
@@ -69,7 +71,7 @@ class MjcfWriter {
     floating_base_ = floating_base;
   }
 
-  std::string write(const Eigen::Vector3d& gravity) {
+  Mjcf write(const Eigen::Vector3d& gravity) {
     std::string xml = "<mujoco model=\"" + model_->getName() + "\">\n";
     xml += "  <compiler angle=\"radian\" inertiafromgeom=\"false\" boundmass=\"0\" boundinertia=\"0\" "
            "balanceinertia=\"false\" fusestatic=\"false\" discardvisual=\"true\"/>\n";
@@ -78,16 +80,17 @@ class MjcfWriter {
     const urdf::LinkConstSharedPtr root = model_->getRoot();
     const bool root_is_world = !has_mass(root) && (!floating_base_ || has_floating_child(root));
     if (root_is_world) {
-      children(root, "    ", xml);
+      children(root, "    ", 0, xml);
     } else {
       xml += "    <body name=\"" + root->name + "\" pos=\"0 0 0\" quat=\"1 0 0 0\">\n";
       if (floating_base_) xml += "      <freejoint name=\"" + root->name + "_free\"/>\n";
       if (has_mass(root)) xml += inertial_xml(*root->inertial, "      ");
-      children(root, "      ", xml);
+      children(root, "      ", 1, xml);
       xml += "    </body>\n";
     }
     xml += "  </worldbody>\n</mujoco>\n";
-    return xml;
+    result_.model = std::move(xml);
+    return std::move(result_);
   }
 
  private:
@@ -96,7 +99,24 @@ class MjcfWriter {
                        [](const auto& joint) { return joint->type == urdf::Joint::FLOATING; });
   }
 
-  void children(const urdf::LinkConstSharedPtr& link, const std::string& indent, std::string& xml) const {
+  // Bodies nested in one file at most; with <mujoco>, <worldbody> and a joint inside the
+  // deepest body, well under tinyxml2's 100.
+  static constexpr int bodies_per_file = 64;
+
+  // The child bodies of `link`, written at `depth` bodies deep in the current file.
+  void children(const urdf::LinkConstSharedPtr& link, const std::string& indent, int depth, std::string& xml) {
+    if (depth == bodies_per_file && !link->child_joints.empty()) {
+      const std::string file = "peer-model-part-" + std::to_string(result_.includes.size() + 1) + ".xml";
+      result_.includes.push_back({file, ""});
+      std::string part = "<mujocoinclude>\n";
+      children(link, "  ", 0, part);
+      part += "</mujocoinclude>\n";
+      // Found by name: the recursion above may have appended deeper parts after this one.
+      for (auto& include : result_.includes)
+        if (include.name == file) include.text = std::move(part);
+      xml += indent + "<include file=\"" + file + "\"/>\n";
+      return;
+    }
     std::vector<urdf::JointSharedPtr> joints = link->child_joints;
     std::stable_sort(joints.begin(), joints.end(),
                      [&](const auto& a, const auto& b) { return order_.rank(a->name) < order_.rank(b->name); });
@@ -123,7 +143,7 @@ class MjcfWriter {
           throw std::invalid_argument("mjcf_from_urdf: joint '" + joint->name + "' has an unsupported type");
       }
       if (has_mass(child)) xml += inertial_xml(*child->inertial, inner);
-      children(child, inner, xml);
+      children(child, inner, depth + 1, xml);
       xml += indent + "</body>\n";
     }
   }
@@ -131,11 +151,12 @@ class MjcfWriter {
   detail::UrdfOrder order_;
   urdf::ModelInterfaceSharedPtr model_;
   bool floating_base_ = false;
+  Mjcf result_;
 };
 
 }  // namespace
 
-std::string mjcf_from_urdf(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base) {
+Mjcf mjcf_from_urdf(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base) {
   return MjcfWriter(urdf, floating_base).write(gravity);
 }
 

@@ -17,14 +17,19 @@ class MujocoPeer final : public PeerModel {
  public:
   MujocoPeer(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base)
       : floating_base_(floating_base) {
-    const std::string mjcf = mjcf_from_urdf(urdf, gravity, floating_base);
+    const Mjcf mjcf = mjcf_from_urdf(urdf, gravity, floating_base);
     const auto vfs = std::make_unique<mjVFS>();
     mj_defaultVFS(vfs.get());
     const char* file_name = "peer-model.xml";
-    if (mj_makeEmptyFileVFS(vfs.get(), file_name, static_cast<int>(mjcf.size())) != 0)
-      throw std::runtime_error("MuJoCo: cannot create the virtual model file");
-    const int file = mj_findFileVFS(vfs.get(), file_name);
-    std::memcpy(vfs->filedata[file], mjcf.data(), mjcf.size());
+    const auto add_file = [&](const std::string& name, const std::string& text) {
+      if (mj_makeEmptyFileVFS(vfs.get(), name.c_str(), static_cast<int>(text.size())) != 0) {
+        mj_deleteVFS(vfs.get());
+        throw std::runtime_error("MuJoCo: cannot create the virtual model file " + name);
+      }
+      std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), name.c_str())], text.data(), text.size());
+    };
+    add_file(file_name, mjcf.model);
+    for (const auto& include : mjcf.includes) add_file(include.name, include.text);
     char error[1024] = "";
     model_.reset(mj_loadXML(file_name, vfs.get(), error, sizeof error));
     mj_deleteVFS(vfs.get());

@@ -106,8 +106,18 @@ std::unique_ptr<PeerModel> make_dart(const std::string& urdf, const Eigen::Vecto
 // on the root for a floating base, <inertial> with the centre of mass and the principal
 // moments and axes (the URDF tensor diagonalized here with Eigen; a tensor already diagonal
 // in its inertial frame is passed through unchanged, so MuJoCo and URDF agree exactly).
-// A massless root link is the world (same rule as liembs::import_urdf_string).
-std::string mjcf_from_urdf(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base);
+// A massless root link is the world (same rule as liembs::import_urdf_string). Bodies nested
+// deeper than 64 go to <include> files (tinyxml2 9 refuses XML nested over 100 elements deep),
+// so chains of any length load.
+struct Mjcf {
+  struct File {
+    std::string name;
+    std::string text;
+  };
+  std::string model;           // the <mujoco> document
+  std::vector<File> includes;  // the <mujocoinclude> files it names, all at the same level
+};
+Mjcf mjcf_from_urdf(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base);
 
 // ---------------------------------------------------------------------------------------
 // Conversions between the peer's floating-base coordinates and the LieMBS convention (see

@@ -235,6 +235,18 @@ TEST_CASE("LieMBS agrees with KDL, MuJoCo and DART on random chains with full in
   }
 }
 
+TEST_CASE("LieMBS agrees with MuJoCo and DART on a 130-joint chain (MJCF split into nested include files)",
+          "[peers][liembs]") {
+  // 130 nested bodies exceed tinyxml2's depth limit of 100 in one file: mjcf_from_urdf writes
+  // 64 bodies per file, so MuJoCo reads two nested <include> files.
+  const std::string urdf = test_models::random_chain_urdf(130, 61, false);
+  REQUIRE(mjcf_from_urdf(urdf, gravity, false).includes.size() == 2);
+  Peers peers;
+  peers.emplace_back(make_dart(urdf, gravity, false), tolerance);
+  peers.emplace_back(make_mujoco(urdf, gravity, false), tolerance);
+  check_against_peers("random chain of 130", urdf, false, peers, 501);
+}
+
 TEST_CASE("LieMBS agrees with MuJoCo and DART on a branched tree", "[peers][liembs]") {
   // The torso with four limbs, welded to the world (KDL handles chains only).
   const std::string urdf = test_models::floating_torso_urdf(51, false);
