@@ -62,6 +62,11 @@ class RecursiveDynamics final : public TreeDynamics {
     }
     if (!Policy::transform_is_relative_pose) relative_.resize(n);
     rigid_composite_.resize(rigid_.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      ancestors_begin_.push_back(ancestors_.size());
+      for (int j = nodes_.parent[k]; j >= 0; j = nodes_.parent[static_cast<std::size_t>(j)]) ancestors_.push_back(j);
+    }
+    ancestors_begin_.push_back(ancestors_.size());
   }
 
   std::string_view representation() const override { return Policy::name; }
@@ -177,13 +182,16 @@ class RecursiveDynamics final : public TreeDynamics {
     // Columns: M_ij = S_j . F_i at every ancestor j, with F_i = I_i S_i. The pairing is the
     // same in every frame, so every policy pairs in the world frame (its walk form:
     // representations.hpp) and F needs no transform on the way to the root.
+    // The ancestors come from a list (no parent-pointer chase: on a chain its load latency
+    // bounded the loop), and F sits in registers, so the dots are vectorized.
     const auto& S_walk = walk_screws();
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_[k], S_walk[k]);
-      mass(offset + i, offset + i) = screw_dot(S_walk[k], F);
-      for (int j = nodes_.parent[k]; j >= 0; j = nodes_.parent[static_cast<std::size_t>(j)])
-        mass(offset + i, offset + j) = mass(offset + j, offset + i) = screw_dot(S_walk[static_cast<std::size_t>(j)], F);
+      const Vec6 F = Policy::composite_times_screw(pose_[k], composite[k], S_[k], S_walk[k]);
+      mass(offset + i, offset + i) = S_walk[k].dot(F);
+      const int* const last = ancestors_.data() + ancestors_begin_[k + 1];
+      for (const int* j = ancestors_.data() + ancestors_begin_[k]; j != last; ++j)
+        mass(offset + i, offset + *j) = mass(offset + *j, offset + i) = S_walk[static_cast<std::size_t>(*j)].dot(F);
       if (nodes_.floating_base) {
         const Vec6 column = base_to_body_.transpose() * Policy::walk_to_policy(base_pose_, F);
         mass.block<6, 1>(0, offset + i) = column;
@@ -501,6 +509,9 @@ class RecursiveDynamics final : public TreeDynamics {
   AlignedTree aligned_;
   const KinematicTree& nodes_;  // aligned_.tree: the node frames the kernels work in
   bool world_loads_ = false;    // a load given in the world frame needs the node poses
+  // The ancestors of node k, nearest first: ancestors_[ancestors_begin_[k] .. ancestors_begin_[k + 1]).
+  std::vector<int> ancestors_;
+  std::vector<std::size_t> ancestors_begin_;
   std::vector<Pose> pose_;
   std::vector<Transform> T_;
   // Of the reference poses B_i = (R, r) (joint_pose): (B_0; B_1), (B_1; -B_0), (B_2; r), (0; B_2).
