@@ -115,7 +115,7 @@ struct Mjcf {
     std::string text;
   };
   std::string model;           // the <mujoco> document
-  std::vector<File> includes;  // the <mujocoinclude> files it names, all at the same level
+  std::vector<File> includes;  // the <mujocoinclude> files, nested ones included, one flat list
 };
 Mjcf mjcf_from_urdf(const std::string& urdf, const Eigen::Vector3d& gravity, bool floating_base);
 
