@@ -40,37 +40,40 @@ LIEMBS_STRONG_INLINE Vec6 momentum_rate_bias(const Vec6& V, const Vec6& h) {
   return b;
 }
 
-// Ad_C X for an aligned screw X: (a R e_z; l R e_z + r x a R e_z) (000 eq. 71b).
-// A world pose's z axis (R's last column), read in the pairs compose_into wrote it in
-// (types.hpp, "Pairs"): the screws are built right after the pose.
+// A world pose's z axis (R's last column) and position r, read in the pairs compose_into
+// wrote them in, (R02, R12), (R22, r0), (r1, r2) (types.hpp, "Pairs"): the screws and
+// transforms are built right after the pose, and a load spanning two of those pairs would
+// wait for both stores. Unused loads are dropped by the compiler.
+struct ZAxisAndPosition {
+  double z0, z1, z2, r0, r1, r2;
+};
+LIEMBS_STRONG_INLINE ZAxisAndPosition z_axis_and_position(const Pose& C) {
+  ZAxisAndPosition out;
+  load_pair(C.R.data() + 6, out.z0, out.z1);
+  load_pair(C.R.data() + 8, out.z2, out.r0);
+  load_pair(C.r.data() + 1, out.r1, out.r2);
+  return out;
+}
 struct ZAxis {
   double z0, z1, z2;
 };
 LIEMBS_STRONG_INLINE ZAxis z_axis(const Pose& C) {
-  ZAxis z;
-  double r0;
-  load_pair(C.R.data() + 6, z.z0, z.z1);
-  load_pair(C.R.data() + 8, z.z2, r0);
-  return z;
+  const ZAxisAndPosition p = z_axis_and_position(C);
+  return {p.z0, p.z1, p.z2};
 }
 
-// C's last column and r are read in the pairs compose_into writes them in (types.hpp, "Pairs").
+// Ad_C X for an aligned screw X: (a R e_z; l R e_z + r x a R e_z) (000 eq. 71b).
 LIEMBS_STRONG_INLINE Vec6 world_screw(const Pose& C, const AxialScrew& X) {
-  double z0, z1, z2, r0, r1, r2;
-  load_pair(C.R.data() + 6, z0, z1);
-  load_pair(C.R.data() + 8, z2, r0);
-  load_pair(C.r.data() + 1, r1, r2);
+  const auto [z0, z1, z2, r0, r1, r2] = z_axis_and_position(C);
   const double a = X.angular, l = X.linear;
   return pairs(a * z0, a * z1, a * z2, l * z0 + a * (r1 * z2 - r2 * z1), l * z1 + a * (r2 * z0 - r0 * z2),
                l * z2 + a * (r0 * z1 - r1 * z0));
 }
 
-// r_parent - r_node, the node's r read in the pairs compose_into wrote it in.
+// r_parent - r_node.
 LIEMBS_STRONG_INLINE Vec3 offset_to_parent(const Pose& parent, const Pose& node) {
-  double unused, r0, r1, r2;
-  load_pair(node.R.data() + 8, unused, r0);
-  load_pair(node.r.data() + 1, r1, r2);
-  return Vec3(parent.r(0) - r0, parent.r(1) - r1, parent.r(2) - r2);
+  const ZAxisAndPosition p = z_axis_and_position(node);
+  return Vec3(parent.r(0) - p.r0, parent.r(1) - p.r1, parent.r(2) - p.r2);
 }
 
 // A twist about the point r (world orientation) about the world origin: (w, v + r x w);
@@ -356,7 +359,7 @@ struct Mixed {
   }
   LIEMBS_STRONG_INLINE static MixedInertia inertia(const Pose& C, const RigidInertia& M_body) { return {M_body, C.R}; }
   LIEMBS_STRONG_INLINE static MixedInertia node_inertia(const Pose& C, const RigidInertia& M_body, const CentroidalInertia&) {
-    return {M_body, C.R};
+    return inertia(C, M_body);
   }
   // A composite inertia in mixed coordinates is P^-T I^h P^-1 with I^h the hybrid one (a
   // rigid-body inertia) and P^-1 = diag(R, 1); and since T_i = P_i T^h_i P_parent^-1, the
