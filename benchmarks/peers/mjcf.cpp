@@ -106,15 +106,12 @@ class MjcfWriter {
   // The child bodies of `link`, written at `depth` bodies deep in the current file.
   void children(const urdf::LinkConstSharedPtr& link, const std::string& indent, int depth, std::string& xml) {
     if (depth == bodies_per_file && !link->child_joints.empty()) {
-      const std::string file = "peer-model-part-" + std::to_string(result_.includes.size() + 1) + ".xml";
-      result_.includes.push_back({file, ""});
+      const std::size_t index = result_.includes.size();  // deeper parts are appended after it
+      result_.includes.push_back({"peer-model-part-" + std::to_string(index + 1) + ".xml", ""});
       std::string part = "<mujocoinclude>\n";
       children(link, "  ", 0, part);
-      part += "</mujocoinclude>\n";
-      // Found by name: the recursion above may have appended deeper parts after this one.
-      for (auto& include : result_.includes)
-        if (include.name == file) include.text = std::move(part);
-      xml += indent + "<include file=\"" + file + "\"/>\n";
+      result_.includes[index].text = part + "</mujocoinclude>\n";
+      xml += indent + "<include file=\"" + result_.includes[index].name + "\"/>\n";
       return;
     }
     std::vector<urdf::JointSharedPtr> joints = link->child_joints;
