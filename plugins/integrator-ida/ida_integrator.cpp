@@ -189,10 +189,7 @@ class IdaIntegrator final : public Integrator {
       const int flag = IDASolve(ida_.get(), std::max(t_out, t_current + h), &t_reached, y_.get(), yp_.get(),
                                 IDA_ONE_STEP);
       solved_since_init_ = true;
-      if (flag == IDA_CONV_FAIL && formulation_ != Formulation::ode && !relaxed_multipliers_) {
-        relax_multiplier_weights();
-        continue;
-      }
+      if (flag == IDA_CONV_FAIL && relax_multiplier_weights()) continue;
       if (flag < 0) fail(flag_name(flag), t_from, t_out);
       // IDA has no lower bound on h: steps at the round-off of t mean a singularity
       // (blow-up, forces that stop being finite); stop instead of creeping towards it.
@@ -202,10 +199,7 @@ class IdaIntegrator final : public Integrator {
         // Newton failing at every step size (see error_weights) need not end in IDA_CONV_FAIL:
         // IDA may keep accepting ever smaller steps after repeated convergence failures. The
         // first time, that is the multipliers' Newton test too strict, not a singularity.
-        if (formulation_ != Formulation::ode && !relaxed_multipliers_) {
-          relax_multiplier_weights();
-          continue;
-        }
+        if (relax_multiplier_weights()) continue;
         fail("step size underflow", t_from, t_out, "the step size fell to the round-off of t");
       }
       if (t_reached < t_out && needs_rebase(NV_DATA_S(y_.get()))) {
@@ -298,13 +292,16 @@ class IdaIntegrator final : public Integrator {
   }
 
   // Restarts IDA at its last accepted step with the multipliers' Newton weights relaxed (see
-  // error_weights); IDA leaves y there after a failure.
-  void relax_multiplier_weights() {
+  // error_weights); IDA leaves y there after a failure. Once per run, and only with
+  // multipliers: false if that was done already (or there are none).
+  bool relax_multiplier_weights() {
+    if (formulation_ == Formulation::ode || relaxed_multipliers_) return false;
     relaxed_multipliers_ = true;
     sunrealtype t_last = 0;
     IDAGetCurrentTime(ida_.get(), &t_last);
     State restart = state_from(NV_DATA_S(y_.get()), t_last);
     restart_at(restart);
+    return true;
   }
 
   // X_ref <- X_ref exp(xi), xi <- 0.
