@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <string>
+
 using namespace liembs;
 using Catch::Matchers::Contains;
 
@@ -85,4 +88,26 @@ TEST_CASE("earlier search-path entries shadow later ones", "[registry]") {
   registry.load();
   CHECK(registry.names(Kind::group).size() == 2);
   CHECK(registry.shadowed().size() == registry.components().size());
+}
+
+TEST_CASE("LIEMBS_PLUGIN_PATH: its entries, in order and required, head the default search path", "[registry]") {
+  const char* saved = std::getenv("LIEMBS_PLUGIN_PATH");
+  const std::string previous = saved ? saved : "";
+  ::setenv("LIEMBS_PLUGIN_PATH", "/first/plugins::/second/one.so:", 1);
+  const auto environment = Registry::environment_search_path();
+  REQUIRE(environment.size() == 2);  // empty items are skipped
+  CHECK(environment[0].path == "/first/plugins");
+  CHECK(environment[1].path == "/second/one.so");
+  for (const auto& entry : environment) {
+    CHECK(entry.origin == "LIEMBS_PLUGIN_PATH");
+    CHECK(entry.required);
+  }
+  const auto defaults = Registry::default_search_path();
+  REQUIRE(defaults.size() > 2);
+  CHECK(defaults[0].path == environment[0].path);
+  CHECK(defaults[1].path == environment[1].path);
+  CHECK(defaults[2].origin != "LIEMBS_PLUGIN_PATH");
+  ::unsetenv("LIEMBS_PLUGIN_PATH");
+  CHECK(Registry::environment_search_path().empty());
+  if (saved) ::setenv("LIEMBS_PLUGIN_PATH", previous.c_str(), 1);
 }
