@@ -224,6 +224,7 @@ TEST_CASE("ida at tight tolerances on the four-bars: convergence failures relax 
   for (const char* config : {"four-bar/planar.toml", "four-bar/spatial.toml"}) {
     for (const char* group : {"SE3", "SO3xR3"}) {
       std::vector<Pose> previous;
+      int relaxed_runs = 0;
       for (const char* rtol : {"1e-11", "7e-12", "5e-12", "4e-12", "2e-12", "1e-12"}) {
         INFO(config << " on " << group << ", rtol " << rtol);
         Outcome outcome;
@@ -233,7 +234,11 @@ TEST_CASE("ida at tight tolerances on the four-bars: convergence failures relax 
         for (const auto& [joint, value] : outcome.violation) CHECK(value < 1e-9);
         if (!previous.empty()) CHECK(pose_distance(outcome.poses, previous) < 3e-7);
         previous = outcome.poses;
+        relaxed_runs += outcome.statistics.at("multiplier_weights_relaxed") > 0.0 ? 1 : 0;
       }
+      // The path under test is taken: these tolerances do make Newton fail (5 or 6 of the 6 runs).
+      INFO(config << " on " << group);
+      CHECK(relaxed_runs >= 3);
     }
   }
 }
