@@ -158,7 +158,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       increment_.noalias() += (p.beta * h * h) * (correction_jacobian_.transpose() * unknown_correction_);
     trial_.poses = base.poses;
     trial_.coordinates = base.coordinates;
-    space.retract(trial_, increment_, zero_velocity_change_);
+    space.retract_configuration(trial_, increment_);
     trial_.velocities = known_velocity_ + (p.gamma * h) * next_pseudo_acceleration_;
     trial_.time = base.time + h;
   }
@@ -221,7 +221,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       const double step = i >= joint_offset ? root_eps * std::max(1.0, std::abs(trial_.coordinates(i - joint_offset)))
                                             : root_eps;
       perturbation_(i) = step;
-      space.retract(perturbed_, perturbation_, zero_velocity_change_);
+      space.retract_configuration(perturbed_, perturbation_);
       perturbation_(i) = 0.0;
       equations.evaluate(perturbed_, perturbed_terms_, dae::mass | dae::forces | dae::jacobian);
       column_.noalias() = perturbed_terms_.mass * unknown_acceleration_;
@@ -274,7 +274,6 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     known_pseudo_acceleration_ = (p.alpha_f * acceleration_ - p.alpha_m * pseudo_acceleration_) / (1.0 - p.alpha_m);
     known_velocity_ = state.velocities + ((1.0 - p.gamma) * h) * pseudo_acceleration_;
     known_increment_ = h * state.velocities + ((0.5 - p.beta) * h * h) * pseudo_acceleration_;
-    zero_velocity_change_.setZero(n);
 
     // Predictor: A_{n+1} = A_n, lambda_{n+1} = lambda_n, nu = 0.
     unknown_acceleration_ = acceleration_;
@@ -357,7 +356,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   // Workspaces.
   State trial_, perturbed_;
   DaeTerms terms_, perturbed_terms_;
-  Eigen::VectorXd increment_, zero_velocity_change_, perturbation_, column_;
+  Eigen::VectorXd increment_, perturbation_, column_;
   Eigen::VectorXd residual_, dynamic_residual_, velocity_violation_, newton_step_;
   Eigen::MatrixXd stiffness_, damping_, velocity_constraint_derivative_, iteration_matrix_;
   Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;

@@ -242,7 +242,6 @@ class IdaIntegrator final : public Integrator {
     bound_ = true;
     relaxed_multipliers_ = false;
     xi_.setZero(n_);
-    zero_velocity_change_.setZero(n_);
 
     State start = initial;
     // The DAE has solutions only on g = 0, J V = 0: an inconsistent initial state is
@@ -440,7 +439,7 @@ class IdaIntegrator final : public Integrator {
     out.coordinates = reference_.coordinates;
     out.velocities = Eigen::Map<const Eigen::VectorXd>(y + n_, n_);
     xi_ = Eigen::Map<const Eigen::VectorXd>(y, n_);
-    space_->retract(out, xi_, zero_velocity_change_);
+    space_->retract_configuration(out, xi_);
   }
   State state_from(const double* y, double time) {
     State out;
@@ -612,7 +611,7 @@ class IdaIntegrator final : public Integrator {
   // Workspaces.
   DaeTerms terms_;
   Eigen::VectorXd configuration_scale_;  // error-weight scale of xi (see set_configuration_scale)
-  Eigen::VectorXd xi_, zero_velocity_change_, chart_velocity_, moving_velocity_, rates_, multipliers_;
+  Eigen::VectorXd xi_, chart_velocity_, moving_velocity_, rates_, multipliers_;
 
   // Statistics and error reporting.
   IdaCounters finished_;  // of the IDA segments ended by a re-initialisation

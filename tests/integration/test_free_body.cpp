@@ -6,10 +6,12 @@
 
 #include <liembs/lie/so3.hpp>
 #include <liembs/sim/invariants.hpp>
+#include <liembs/sim/state_space.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <stdexcept>
 
 using namespace liembs;
 using liembs::testing::load_test_run;
@@ -157,5 +159,31 @@ TEST_CASE("applied loads: constant torque about a principal axis spins the body 
     // Exact on SO3xR3 (translation decouples); to RK4 accuracy on SE3, whose body-frame
     // velocity couples to the rotation.
     CHECK((end.linear_momentum - expected_momentum).norm() < (std::string(group) == "SO3xR3" ? 1e-12 : 1e-6));
+  }
+}
+
+TEST_CASE("StateSpace retractions check the sizes of increments and state", "[state-space]") {
+  const auto registry = liembs::testing::build_tree_registry();
+  for (const char* name : {"SE3", "SO3xR3"}) {
+    const auto no_options = ConfigDocument::from_string("", "(group options)");
+    const auto group = registry->create<Group>(name, no_options->root());
+    const StateSpace space(*group, 1, 2);
+    State state;
+    state.poses.assign(1, Pose{});
+    state.coordinates = Eigen::Vector2d(0.5, -1.0);
+    // The configuration part alone leaves velocities alone, whatever their size (the
+    // generalized-alpha trial state has none before its first step).
+    Eigen::VectorXd increment = Eigen::VectorXd::Zero(8);
+    increment(0) = 0.25;
+    increment(7) = 2.0;
+    space.retract_configuration(state, increment);
+    CHECK(state.velocities.size() == 0);
+    CHECK(state.coordinates(1) == 1.0);
+    CHECK(std::abs(state.poses[0].R(1, 1) - std::cos(0.25)) < 1e-15);
+    CHECK_THROWS_AS(space.retract(state, increment, Eigen::VectorXd::Zero(8)), std::logic_error);
+    state.velocities = Eigen::VectorXd::Zero(8);
+    space.retract(state, increment, Eigen::VectorXd::Ones(8));
+    CHECK(state.velocities.sum() == 8.0);
+    CHECK_THROWS_AS(space.retract_configuration(state, Eigen::VectorXd::Zero(7)), std::logic_error);
   }
 }

@@ -126,7 +126,6 @@ namespace {
 int project_positions(const StateSpace& space, ConstrainedSystem& system, State& state,
                       const ProjectionSettings& settings) {
   DaeTerms terms;
-  const Eigen::VectorXd no_velocity_change = Eigen::VectorXd::Zero(state.velocities.size());
   int iteration = 0;
   for (;; ++iteration) {
     system.evaluate(state, terms, dae::mass | dae::position_terms);
@@ -141,7 +140,7 @@ int project_positions(const StateSpace& space, ConstrainedSystem& system, State&
                             worst_constraint(system.blocks(), terms.residual));
     const SchurComplement schur(terms);
     const Eigen::VectorXd increment = -schur.mass_inverse_jacobian_t * schur.schur.solve(terms.residual);
-    space.retract(state, increment, no_velocity_change);
+    space.retract_configuration(state, increment);
   }
   return iteration;
 }

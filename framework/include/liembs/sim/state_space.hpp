@@ -15,9 +15,12 @@ class StateSpace {
   // Dimension of the velocity coordinates (= of the configuration's Lie algebra).
   std::size_t velocity_dimension() const { return 6 * free_bodies_ + joint_coordinates_; }
 
-  // state <- state * exp(configuration_increment, velocity_increment)
+  // state <- state * exp(configuration_increment, velocity_increment); both increments have
+  // velocity_dimension() numbers, as have the state's velocities.
   void retract(State& state, const Eigen::VectorXd& configuration_increment,
                const Eigen::VectorXd& velocity_increment) const;
+  // The configuration part only: (C, q) <- (C exp(xi_C), q + xi_q); velocities untouched.
+  void retract_configuration(State& state, const Eigen::VectorXd& configuration_increment) const;
   // out = dexp^-1_{-increment}(velocities), identity on the vector-space part.
   void dexpinv_left(const Eigen::VectorXd& configuration_increment,
                     const Eigen::VectorXd& velocities, Eigen::VectorXd& out) const;
