@@ -10,7 +10,8 @@
 //   index3:            g(q_{n+1}) = 0;
 //   index2-stabilized: h dq_n gets the extra term J(q_n)^T nu (Arnold, Brüls, Cardona,
 //                      "stabilized index-2", after Lunk and Simeon), and both
-//                      g(q_{n+1}) = 0 and J(q_{n+1}) V_{n+1} = 0 hold.
+//                      g(q_{n+1}, t_{n+1}) = 0 and J(q_{n+1}) V_{n+1} = nu_{n+1} hold
+//                      (nu: the velocity right-hand side of rheonomic constraints).
 // The parameters follow from the spectral radius at infinity rho:
 //   alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
 //   gamma = 1/2 + alpha_f - alpha_m, beta = (gamma + 1/2)^2 / 4.
@@ -78,6 +79,7 @@ class MotionEquations {
     if (what & dae::residual) terms.residual.resize(0);
     if (what & dae::jacobian) terms.jacobian.resize(0, dimension_);
     if (what & dae::acceleration_rhs) terms.acceleration_rhs.resize(0);
+    if (what & dae::velocity_rhs) terms.velocity_rhs.resize(0);
   }
 
  private:
@@ -163,8 +165,8 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     trial_.time = base.time + h;
   }
 
-  // R = (M A + J^T lambda - Q,  g / (beta h^2) [, J V / (gamma h)]) at the trial state, and the
-  // scaled residual: max of |diag(M)^-1 R_dyn| / max(1, |A|, |diag(M)^-1 Q|), |g|, |J V|.
+  // R = (M A + J^T lambda - Q,  g / (beta h^2) [, (J V - nu) / (gamma h)]) at the trial state, and
+  // the scaled residual: max of |diag(M)^-1 R_dyn| / max(1, |A|, |diag(M)^-1 Q|), |g|, |J V - nu|.
   double evaluate_residual(MotionEquations& equations, double h) {
     const AlphaParameters& p = parameters_;
     equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
@@ -184,7 +186,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       residual_.segment(n, m) = terms_.residual / (p.beta * h * h);
       scaled = std::max(scaled, terms_.residual.lpNorm<Eigen::Infinity>());
       if (level_ == ConstraintLevel::index2_stabilized) {
-        velocity_violation_.noalias() = terms_.jacobian * trial_.velocities;
+        velocity_violation(terms_, trial_.velocities, velocity_violation_);
         residual_.segment(n + m, m) = velocity_violation_ / (p.gamma * h);
         scaled = std::max(scaled, velocity_violation_.lpNorm<Eigen::Infinity>());
       }
@@ -195,7 +197,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
 
   // The iteration matrix at the trial state (terms_ hold M, Q, J there). Derivatives of
   // M A + J^T lambda - Q along the retraction (K) and of -Q w.r.t. V (C) by forward
-  // differences, and for index 2 of J V along the retraction (P); the tangent operator of
+  // differences, and for index 2 of J V - nu along the retraction (P); the tangent operator of
   // exp is replaced by the identity (error O(h), it only slows the iteration down):
   //   [[M + gamma' C + beta' K,     J^T,  beta h^2 K J_n^T      ],
   //    [J c,                        0,    J J_n^T               ],   (g / (beta h^2))
@@ -213,7 +215,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     damping_.resize(n, n);
     if (index2) {
       velocity_constraint_derivative_.resize(m, n);
-      velocity_violation_.noalias() = terms_.jacobian * trial_.velocities;
+      velocity_violation(terms_, trial_.velocities, velocity_violation_);
     }
     perturbation_.setZero(n);
     for (Eigen::Index i = 0; i < n; ++i) {
@@ -223,14 +225,16 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       perturbation_(i) = step;
       space.retract_configuration(perturbed_, perturbation_);
       perturbation_(i) = 0.0;
-      equations.evaluate(perturbed_, perturbed_terms_, dae::mass | dae::forces | dae::jacobian);
+      equations.evaluate(perturbed_, perturbed_terms_,
+                         dae::mass | dae::forces | dae::jacobian | (index2 ? dae::velocity_rhs : 0u));
       column_.noalias() = perturbed_terms_.mass * unknown_acceleration_;
       if (m > 0) column_.noalias() += perturbed_terms_.jacobian.transpose() * unknown_multipliers_;
       column_ -= perturbed_terms_.forces;
       stiffness_.col(i) = (column_ - dynamic_residual_) / step;
-      if (index2)
-        velocity_constraint_derivative_.col(i) =
-            (perturbed_terms_.jacobian * trial_.velocities - velocity_violation_) / step;
+      if (index2) {
+        velocity_violation(perturbed_terms_, trial_.velocities, perturbed_violation_);
+        velocity_constraint_derivative_.col(i) = (perturbed_violation_ - velocity_violation_) / step;
+      }
     }
     for (Eigen::Index i = 0; i < n; ++i) {
       perturbed_ = trial_;
@@ -331,7 +335,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     if (ConstrainedSystem* system = equations.system(); system && system->constraint_count() > 0) {
       message += "; worst constraint " + worst_constraint(system->blocks(), terms_.residual);
       if (level_ == ConstraintLevel::index2_stabilized)
-        message += ", worst velocity constraint " + worst_constraint(system->blocks(), velocity_violation_, "|J V|");
+        message += ", worst velocity constraint " + worst_constraint(system->blocks(), velocity_violation_, "|J V - nu|");
     }
     message += "; reduce simulation.step_size";
     throw SimulationError(message);
@@ -357,7 +361,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   State trial_, perturbed_;
   DaeTerms terms_, perturbed_terms_;
   Eigen::VectorXd increment_, perturbation_, column_;
-  Eigen::VectorXd residual_, dynamic_residual_, velocity_violation_, newton_step_;
+  Eigen::VectorXd residual_, dynamic_residual_, velocity_violation_, perturbed_violation_, newton_step_;
   Eigen::MatrixXd stiffness_, damping_, velocity_constraint_derivative_, iteration_matrix_;
   Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
 

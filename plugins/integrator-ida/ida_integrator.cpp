@@ -8,19 +8,20 @@
 //     xi' - dexp^-1_{-xi}(V) = 0,   V' - rates(X, V) = 0
 //   index1-projection         y = (xi, V, lambda); lambda algebraic
 //     xi' - dexp^-1_{-xi}(V) = 0,   M V' + J^T lambda - Q = 0,   J V' - eta = 0   (002 eq. 3)
-//     and at every output point the state is projected onto g = 0, J V = 0 and IDA restarts.
+//     and at every output point the state is projected onto g = 0, J V = nu and IDA restarts.
 //   ggl (default)             y = (xi, V, lambda, mu); lambda, mu algebraic
-//     xi' - dexp^-1_{-xi}(V + J^T mu) = 0,   M V' + J^T lambda - Q = 0,   J V = 0,   g = 0
+//     xi' - dexp^-1_{-xi}(V + J^T mu) = 0,   M V' + J^T lambda - Q = 0,   J V - nu = 0,   g = 0
 // GGL (Gear, Gupta, Leimkuhler 1985) on the group: X^-1 X' = dexp_{-xi}(xi') = V + J^T mu,
 // and J is the derivative of g along the retraction (constrained_system.hpp), so on a
-// solution g' = J (V + J^T mu) = J J^T mu = 0, hence mu = 0: an index-2 DAE whose solutions
-// satisfy g = 0 and J V = 0 exactly (up to IDA's Newton tolerance), without drift.
+// solution g' = J (V + J^T mu) - nu = J J^T mu = 0, hence mu = 0: an index-2 DAE whose
+// solutions satisfy g = 0 and J V = nu exactly (up to IDA's Newton tolerance), without drift.
+// (nu, the velocity right-hand side, is nonzero for rheonomic constraints only.)
 //
 // Re-basing: the chart X_ref exp(xi) is valid while each body's rotation |xi_omega| < 2 pi
 // (dexp^-1 is singular there). When the largest rotation angle of a free body in xi exceeds
 // `rebase_threshold` after an internal step (or at an output point), X_ref <- X_ref exp(xi),
 // xi <- 0 and IDA is re-initialised with consistent V', lambda from the index-1 solve (GGL:
-// after a projection onto g = 0, J V = 0). Re-initialising restarts IDA at order 1 with a
+// after a projection onto g = 0, J V = nu). Re-initialising restarts IDA at order 1 with a
 // small step, so it is done only then, not every step; translations and joint coordinates
 // live in a vector space and never trigger it. The error weights of xi do not depend on the
 // chart (see set_configuration_scale), so a re-base does not change the accuracy demanded.
@@ -244,7 +245,7 @@ class IdaIntegrator final : public Integrator {
     xi_.setZero(n_);
 
     State start = initial;
-    // The DAE has solutions only on g = 0, J V = 0: an inconsistent initial state is
+    // The DAE has solutions only on g = 0, J V = nu: an inconsistent initial state is
     // projected (the mass-weighted closest point) before IDA starts.
     if (formulation_ == Formulation::ggl || (formulation_ == Formulation::index1_projection && projection_)) {
       project_onto_constraints(space, *system_, start, projection_settings());
@@ -309,7 +310,7 @@ class IdaIntegrator final : public Integrator {
     restart_at(state);
   }
 
-  // Restarts IDA at `state` with the chart there. GGL restarts on g = 0, J V = 0 exactly:
+  // Restarts IDA at `state` with the chart there. GGL restarts on g = 0, J V = nu exactly:
   // IDA's Newton leaves J V off by up to a few times the tolerance (its test is an RMS norm),
   // and at the restart that offset would be a jump that no step size removes, failing the
   // error test of the first step. The projection moves the state by less than the tolerance.
@@ -457,8 +458,9 @@ class IdaIntegrator final : public Integrator {
 
   bool violates_constraints(const State& state) {
     system_->evaluate(state, terms_, dae::position_terms);
+    velocity_violation(terms_, state.velocities, violation_);
     return !(terms_.residual.lpNorm<Eigen::Infinity>() <= absolute_tolerance_ &&
-             (terms_.jacobian * state.velocities).lpNorm<Eigen::Infinity>() <= absolute_tolerance_);
+             violation_.lpNorm<Eigen::Infinity>() <= absolute_tolerance_);
   }
 
   ProjectionSettings projection_settings() const {
@@ -492,7 +494,7 @@ class IdaIntegrator final : public Integrator {
         r.segment(2 * n_, m_) -= terms_.acceleration_rhs;
         break;
       case Formulation::ggl:
-        system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::residual | dae::jacobian);
+        system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::residual | dae::jacobian | dae::velocity_rhs);
         moving_velocity_ = V;
         moving_velocity_.noalias() += terms_.jacobian.transpose() * y.segment(2 * n_ + m_, m_);  // V + J^T mu
         space_->dexpinv_left(xi_, moving_velocity_, chart_velocity_);
@@ -500,6 +502,7 @@ class IdaIntegrator final : public Integrator {
         r.segment(n_, n_).noalias() = terms_.mass * V_rate + terms_.jacobian.transpose() * y.segment(2 * n_, m_);
         r.segment(n_, n_) -= terms_.forces;
         r.segment(2 * n_, m_).noalias() = terms_.jacobian * V;
+        if (terms_.velocity_rhs.size() != 0) r.segment(2 * n_, m_) -= terms_.velocity_rhs;
         r.segment(2 * n_ + m_, m_) = terms_.residual;
         break;
     }
@@ -611,7 +614,7 @@ class IdaIntegrator final : public Integrator {
   // Workspaces.
   DaeTerms terms_;
   Eigen::VectorXd configuration_scale_;  // error-weight scale of xi (see set_configuration_scale)
-  Eigen::VectorXd xi_, chart_velocity_, moving_velocity_, rates_, multipliers_;
+  Eigen::VectorXd xi_, chart_velocity_, moving_velocity_, rates_, multipliers_, violation_;
 
   // Statistics and error reporting.
   IdaCounters finished_;  // of the IDA segments ended by a re-initialisation

@@ -5,7 +5,7 @@
 //   X_{n+1} = X_n exp(h sum_j b_j k_j).
 // Velocities form a vector-space factor, so they get the plain Runge-Kutta update.
 // For a constrained system F comes from the index-1 solve at every stage (002 eq. 3); the
-// option `projection` moves the state back onto g = 0 and J V = 0 after every step
+// option `projection` moves the state back onto g = 0 and J V = nu after every step
 // (off by default, so the paper's unstabilized drifts are reproduced).
 #include "butcher_tableau.hpp"
 

@@ -112,12 +112,19 @@ std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const E
   return "joint '" + blocks[worst].name + "' (" + symbol + " = " + format_number(norms[worst]) + ")";
 }
 
+void velocity_violation(const DaeTerms& terms, const Eigen::VectorXd& velocities, Eigen::VectorXd& out) {
+  out.noalias() = terms.jacobian * velocities;
+  if (terms.velocity_rhs.size() != 0) out -= terms.velocity_rhs;
+}
+
 void project_velocities(ConstrainedSystem& system, State& state) {
   if (system.constraint_count() == 0) return;
   DaeTerms terms;
-  system.evaluate(state, terms, dae::mass | dae::jacobian);
+  system.evaluate(state, terms, dae::mass | dae::jacobian | dae::velocity_rhs);
   const SchurComplement schur(terms);
-  state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(terms.jacobian * state.velocities);
+  Eigen::VectorXd violation;
+  velocity_violation(terms, state.velocities, violation);
+  state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(violation);
 }
 
 namespace {
@@ -165,7 +172,7 @@ int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& sy
   }
   const Eigen::VectorXd file_velocities = state.velocities;
   DaeTerms terms;
-  system.evaluate(state, terms, dae::mass | dae::jacobian);
+  system.evaluate(state, terms, dae::mass | dae::jacobian | dae::velocity_rhs);
   // H: the given rates not already fixed by the loops and the given rates before them.
   const Eigen::Index n = state.velocities.size();
   Eigen::MatrixXd kept = terms.jacobian;
@@ -181,13 +188,14 @@ int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& sy
     rank = candidate_rank;
     held.push_back(k);
   }
-  // V = V0 - M^-1 A^T (A M^-1 A^T)^-1 (A V0 - b), A = [J; H], A V0 - b = [J V0; 0].
+  // V = V0 - M^-1 A^T (A M^-1 A^T)^-1 (A V0 - b), A = [J; H], A V0 - b = [J V0 - nu; 0].
   DaeTerms augmented;
   augmented.mass = terms.mass;
   augmented.jacobian = kept;
   const SchurComplement schur(augmented);
-  Eigen::VectorXd violation = Eigen::VectorXd::Zero(kept.rows());
-  violation.head(terms.jacobian.rows()) = terms.jacobian * state.velocities;
+  Eigen::VectorXd violation = Eigen::VectorXd::Zero(kept.rows()), loop_violation;
+  velocity_violation(terms, state.velocities, loop_violation);
+  violation.head(terms.jacobian.rows()) = loop_violation;
   state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(violation);
   // The given rates left out of H must have come out as given.
   const Eigen::VectorXd wanted = given.rows * file_velocities, got = given.rows * state.velocities;

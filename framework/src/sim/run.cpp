@@ -178,11 +178,12 @@ void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& pose
   out << '\n';
 }
 
-// Per-joint ||g|| and ||J V|| at a state, in this order.
+// Per-joint ||g|| and ||J V - nu|| at a state, in this order.
 std::vector<double> constraint_violations(ConstrainedSystem& constraints, const State& state, DaeTerms& terms) {
   constraints.evaluate(state, terms, dae::position_terms);
   std::vector<double> values = block_norms(constraints.blocks(), terms.residual);
-  const Eigen::VectorXd rates = terms.jacobian * state.velocities;
+  Eigen::VectorXd rates;
+  velocity_violation(terms, state.velocities, rates);
   for (const double v : block_norms(constraints.blocks(), rates)) values.push_back(v);
   return values;
 }
@@ -210,7 +211,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   DaeTerms constraint_terms;
   std::vector<double> violations;
   if (constraints) {
-    // Consistent initial conditions: the configuration onto g = 0, the velocities onto J V = 0
+    // Consistent initial conditions: the configuration onto g = 0, the velocities onto J V = nu
     // keeping the rates the file gives.
     try {
       summary.initial_projection_iterations = make_initial_state_consistent(space, *constraints, state);
@@ -262,6 +263,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   for (long long k = 1; k <= steps; ++k) {
     const double h = (k == steps) ? end_time - state.time : step_size;
     const double time_before = state.time;
+    if (constraints) summary.driver_swaps += constraints->switch_drivers(state);
     run.integrator->step(space, dynamics, state, h);
     if (!StateSpace::is_finite(state))
       throw SimulationError("the state of " + first_non_finite(model, dynamics, state) +
@@ -334,6 +336,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     };
     if (constraints) {
       out << "  \"initial_projection_iterations\": " << summary.initial_projection_iterations << ",\n";
+      out << "  \"driver_swaps\": " << summary.driver_swaps << ",\n";
       out << "  \"redundant_constraints\": [";
       const auto redundant = constraints->redundant_constraints();
       for (std::size_t i = 0; i < redundant.size(); ++i) out << (i ? ", " : "") << json_string(redundant[i]);

@@ -1,10 +1,14 @@
 #pragma once
 // The DAE view of a formulation with holonomic constraints (paper 002 eq. 1):
-//   M(q) V' + J(q)^T lambda = Q(q, V, t),   q' = q V,   g(q) = 0,
+//   M(q) V' + J(q)^T lambda = Q(q, V, t),   q' = q V,   g(q, t) = 0,
 // in the run's velocity coordinates V (the group's convention for free bodies, then joint
 // rates). J is the derivative of g along the state space's retraction,
-//   d/de g(q exp(e xi)) |_{e=0} = J(q) xi,
-// so g' = J V, and the acceleration-level constraint is J V' = eta(q, V) (eta = -J' V).
+//   d/de g(q exp(e xi), t) |_{e=0} = J(q, t) xi.
+// Rheonomic (driving) constraints depend on t. Sign convention, that of paper 004
+// (Phi = Phi(q) - f(t), eqs. 15-17):
+//   g' = J V - nu(q, t) = 0       velocity-level constraint J V = nu   (nu = -g_t, e.g. f'(t))
+//   g'' = 0  <=>  J V' = eta      eta = -J' V - (nu)' terms, e.g. -J' V + f''(t).
+// For scleronomic constraints nu = 0 and eta = -J' V.
 //
 // A ForwardDynamics with constraints returns this interface from constraints(); its
 // velocity_rates() then solve the index-1 system (002 eq. 3). DAE integrators (generalized-
@@ -32,14 +36,19 @@ struct DaeTerms {
   Eigen::VectorXd forces;            // Q(q, V, t): applied, gravity and velocity terms
   Eigen::VectorXd residual;          // g(q)
   Eigen::MatrixXd jacobian;          // J(q), constraint_count x velocity_dimension
-  Eigen::VectorXd acceleration_rhs;  // eta(q, V): J V' = eta
+  Eigen::VectorXd acceleration_rhs;  // eta(q, V, t): J V' = eta
+  // nu(q, t): J V = nu. A system without rheonomic constraints may leave it empty, which
+  // means nu = 0 (velocity_violation reads it so).
+  Eigen::VectorXd velocity_rhs;
 };
 
 // Which terms evaluate() must fill (the others may be left untouched).
 namespace dae {
-inline constexpr unsigned mass = 1u, forces = 2u, residual = 4u, jacobian = 8u, acceleration_rhs = 16u;
-inline constexpr unsigned position_terms = residual | jacobian;
-inline constexpr unsigned all = mass | forces | residual | jacobian | acceleration_rhs;
+inline constexpr unsigned mass = 1u, forces = 2u, residual = 4u, jacobian = 8u, acceleration_rhs = 16u,
+                          velocity_rhs = 32u;
+// g, J and nu: what the constraint-violation reports need.
+inline constexpr unsigned position_terms = residual | jacobian | velocity_rhs;
+inline constexpr unsigned all = mass | forces | residual | jacobian | acceleration_rhs | velocity_rhs;
 }  // namespace dae
 
 // Joint rates given in the model's file (initial_velocity), as linear functionals of the
@@ -63,6 +72,15 @@ class ConstrainedSystem {
     (void)state;
     return {};
   }
+  // Called before every step (execute_run, and any solver marching in time): a driving
+  // constraint near its singular points is swapped for its alternate (paper 004 section 4.2:
+  // a DP1 driver f = cos theta(t) with | |f(t)| - 1 | < 0.1 switches to its alternate, and
+  // back). Both describe the same motion, so the state stays consistent; the rows (and
+  // hence lambda) of that block change. Returns the number of swaps made (0 by default).
+  virtual int switch_drivers(const State& state) {
+    (void)state;
+    return 0;
+  }
 };
 
 // --- Solvers shared by the integrators (framework/src/sim/constrained_system.cpp) ---
@@ -77,7 +95,11 @@ void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd
 // redundant rows (the out-of-plane rows of a closed planar loop) are left out.
 std::vector<Eigen::Index> independent_rows(const Eigen::MatrixXd& jacobian);
 
-// Per-block norms of a constraint vector (g or J V).
+// The velocity-level constraint violation J V - nu (terms must hold J and nu; an empty nu
+// is 0).
+void velocity_violation(const DaeTerms& terms, const Eigen::VectorXd& velocities, Eigen::VectorXd& out);
+
+// Per-block norms of a constraint vector (g or J V - nu).
 std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values);
 
 // "joint 'name' (|g| = ...)" for the block with the largest norm of `values`.
@@ -91,18 +113,18 @@ struct ProjectionSettings {
 
 // Moves the configuration onto g = 0 by Gauss-Newton steps along the retraction,
 // q <- q exp(-M^-1 J^T (J M^-1 J^T)^-1 g) (the mass-weighted closest point), then the
-// velocities onto J V = 0 by the M-orthogonal projection. Returns the Newton iterations
+// velocities onto J V = nu by the M-orthogonal projection. Returns the Newton iterations
 // used; throws SimulationError naming the worst joint if it does not converge.
 int project_onto_constraints(const StateSpace& space, ConstrainedSystem& system, State& state,
                              const ProjectionSettings& settings = {});
-// Only the velocity part: V <- V - M^-1 J^T (J M^-1 J^T)^-1 J V.
+// Only the velocity part: V <- V - M^-1 J^T (J M^-1 J^T)^-1 (J V - nu).
 void project_velocities(ConstrainedSystem& system, State& state);
 
 // Consistent initial conditions: the configuration onto g = 0 as project_onto_constraints,
-// then the velocities onto J V = 0 by the M-orthogonal projection that keeps the rates the
+// then the velocities onto J V = nu by the M-orthogonal projection that keeps the rates the
 // file gives (system.given_rates): the closest velocities in kinetic energy to the file's
 // that close the loops and keep those rates,
-//   min (V - V0)^T M (V - V0)  subject to  J V = 0,  H V = H V0.
+//   min (V - V0)^T M (V - V0)  subject to  J V = nu,  H V = H V0.
 // Given rates already fixed by the loops and the other given rates are left out of H and
 // checked afterwards; if they contradict the loops, a SimulationError names them.
 int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& system, State& state);

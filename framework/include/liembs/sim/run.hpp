@@ -55,10 +55,11 @@ struct RunSummary {
   double energy_drift_max = 0.0;            // max |E(t) - E(0)| / max(|E(0)|, 1e-300)
   double angular_momentum_drift_max = 0.0;  // max |L(t) - L(0)| / max(|L(0)|, 1e-300)
   double orthogonality_error_max = 0.0;
-  // Constrained runs: per joint, max over the run of ||g|| and ||J V|| (002's violations).
+  // Constrained runs: per joint, max over the run of ||g|| and ||J V - nu|| (002's violations).
   std::vector<std::string> constraint_names;
   std::vector<double> constraint_violation_max, velocity_violation_max;
   int initial_projection_iterations = 0;
+  long long driver_swaps = 0;  // ConstrainedSystem::switch_drivers over the run
   State final_state;
 };
 
