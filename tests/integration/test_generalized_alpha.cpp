@@ -7,6 +7,7 @@
 #include "../test_support.hpp"
 
 #include "../support/cartesian_pendulum.hpp"
+#include "../support/integrator_harness.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -22,6 +23,9 @@ using namespace liembs;
 using Catch::Matchers::Contains;
 using liembs::testing::CartesianPendulum;
 using liembs::testing::load_test_run;
+using liembs::testing::Plugins;
+using liembs::testing::integrate;
+using liembs::testing::state_distance;
 
 namespace {
 
@@ -54,39 +58,8 @@ class SoftAndStiffOscillators final : public ForwardDynamics {
   }
 };
 
-// The plugins of the build tree; the registry outlives every component created from it.
-struct Plugins {
-  std::unique_ptr<Registry> registry = liembs::testing::build_tree_registry();
-  std::unique_ptr<Group> group;
-
-  Plugins() { group = registry->create<Group>("SE3", ConfigDocument::from_string("", "group")->root()); }
-
-  std::unique_ptr<Integrator> generalized_alpha(const std::string& options) const {
-    auto document = ConfigDocument::from_string(options, "integrator");
-    auto integrator = registry->create<Integrator>("generalized-alpha", document->root());
-    document->reject_unused_keys();
-    return integrator;
-  }
-};
-
-// Integrates from `dynamics.initial_state()` to `end_time` with fixed steps; `after_step`
-// sees every state.
-State integrate(const Plugins& plugins, ForwardDynamics& dynamics, Integrator& integrator, double step, double end_time,
-                const std::function<void(const State&)>& after_step = {}) {
-  const StateSpace space(*plugins.group, dynamics.free_bodies(), dynamics.joint_coordinates());
-  State state = dynamics.initial_state();
-  integrator.start(space, state);
-  const auto steps = static_cast<long long>(std::llround(end_time / step));
-  for (long long k = 0; k < steps; ++k) {
-    integrator.step(space, dynamics, state, step);
-    if (after_step) after_step(state);
-  }
-  return state;
-}
-
-// Reference: theta'' = -(g/L) sin(theta) by classical RK4 with a tiny step, mapped to (x, y).
-double state_distance(const State& a, const State& b) {
-  return (a.coordinates - b.coordinates).norm() + (a.velocities - b.velocities).norm();
+std::unique_ptr<Integrator> generalized_alpha(const Plugins& plugins, const std::string& options) {
+  return plugins.integrator("generalized-alpha", options);
 }
 
 std::string number(double x) {
@@ -184,7 +157,7 @@ TEST_CASE("generalized-alpha converges at order 2 on the Cartesian pendulum (ind
       const std::string options =
           std::string("constraint_level = \"") + level + "\"\nrho_infinity = " + rho + "\n";
       auto error_at = [&](double h) {
-        auto integrator = plugins.generalized_alpha(options);
+        auto integrator = generalized_alpha(plugins, options);
         return state_distance(integrate(plugins, pendulum, *integrator, h, end_time), reference);
       };
       const double coarse = error_at(0.01), fine = error_at(0.005);
@@ -203,7 +176,7 @@ TEST_CASE("index-3 keeps g at the Newton tolerance, stabilized index-2 keeps g a
   DaeTerms terms;
   for (const char* level : {"index3", "index2-stabilized"}) {
     for (const double tolerance : {1e-10, 1e-12}) {
-      auto integrator = plugins.generalized_alpha(std::string("constraint_level = \"") + level +
+      auto integrator = generalized_alpha(plugins, std::string("constraint_level = \"") + level +
                                                   "\"\nnewton_tolerance = " + number(tolerance) + "\n");
       double worst_position = 0.0, worst_velocity = 0.0;
       integrate(plugins, pendulum, *integrator, 0.01, 5.0, [&](const State& state) {
@@ -231,7 +204,7 @@ TEST_CASE("rho_inf = 1 conserves the pendulum's energy, rho_inf = 0 dissipates i
   const double initial_energy = pendulum.energy(pendulum.initial_state());
   auto energy_change = [&](const char* rho) {
     auto integrator =
-        plugins.generalized_alpha(std::string("constraint_level = \"index2-stabilized\"\nrho_infinity = ") + rho);
+        generalized_alpha(plugins, std::string("constraint_level = \"index2-stabilized\"\nrho_infinity = ") + rho);
     double largest_deviation = 0.0;
     const State end = integrate(plugins, pendulum, *integrator, 0.05, 30.0, [&](const State& state) {
       largest_deviation = std::max(largest_deviation, std::abs(pendulum.energy(state) - initial_energy));
@@ -255,7 +228,7 @@ TEST_CASE("rho_inf = 0 annihilates an unresolved stiff oscillation, rho_inf = 1 
   SoftAndStiffOscillators oscillators;
   const State initial = oscillators.initial_state();
   for (const char* rho : {"0.0", "1.0"}) {
-    auto integrator = plugins.generalized_alpha(std::string("rho_infinity = ") + rho);
+    auto integrator = generalized_alpha(plugins, std::string("rho_infinity = ") + rho);
     std::vector<double> stiff_energies{SoftAndStiffOscillators::stiff_energy(initial)};
     const State end = integrate(plugins, oscillators, *integrator, 0.01, 2.0, [&](const State& state) {
       stiff_energies.push_back(SoftAndStiffOscillators::stiff_energy(state));
@@ -288,7 +261,7 @@ TEST_CASE("a failed step throws SimulationError naming time, step size and const
   SECTION("forces that become NaN") {
     CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
     pendulum.forces_fail_after = 0.55;
-    auto integrator = plugins.generalized_alpha("");
+    auto integrator = generalized_alpha(plugins, "");
     State state = pendulum.initial_state();
     integrator->start(space, state);
     for (int k = 0; k < 5; ++k) integrator->step(space, pendulum, state, 0.1);
@@ -309,7 +282,7 @@ TEST_CASE("a failed step throws SimulationError naming time, step size and const
 
   SECTION("a Newton iteration that cannot converge in the allowed iterations") {
     CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
-    auto integrator = plugins.generalized_alpha("max_newton_iterations = 1\nconstraint_level = \"index2-stabilized\"");
+    auto integrator = generalized_alpha(plugins, "max_newton_iterations = 1\nconstraint_level = \"index2-stabilized\"");
     State state = pendulum.initial_state();
     const State before = state;
     integrator->start(space, state);
@@ -332,12 +305,12 @@ TEST_CASE("a failed step throws SimulationError naming time, step size and const
 
 TEST_CASE("generalized-alpha options are checked", "[generalized-alpha][config]") {
   const Plugins plugins;
-  CHECK_THAT(plugins.generalized_alpha("rho_infinity = 0.5\nconstraint_level = \"index2-stabilized\"")->description(),
+  CHECK_THAT(generalized_alpha(plugins, "rho_infinity = 0.5\nconstraint_level = \"index2-stabilized\"")->description(),
              Contains("rho_inf = 0.5") && Contains("index2-stabilized"));
-  CHECK_THAT(plugins.generalized_alpha("")->description(), Contains("rho_inf = 0.9") && Contains("index2-stabilized"));
+  CHECK_THAT(generalized_alpha(plugins, "")->description(), Contains("rho_inf = 0.9") && Contains("index2-stabilized"));
   auto error_of = [&](const std::string& options) {
     try {
-      plugins.generalized_alpha(options);
+      generalized_alpha(plugins, options);
     } catch (const ConfigError& error) {
       return std::string(error.what());
     }

@@ -1,0 +1,337 @@
+// Integrator plugin bdf: the index-3 BDF method of paper 004 §3 for the constrained
+// equations of motion (002 eq. 1)
+//   M(q) V' + J(q)^T lambda = Q(q, V, t),   q' = q V,   g(q, t) = 0,
+// with fixed steps, of order 1 (the paper's backward Euler, eqs. 32a-d) or 2 (BDF2, same
+// structure). With a = V'_{n+1} and, in the chart q = q_n exp(xi) (xi_n = 0,
+// xi_{n-1} = -xi_prev, the increment of the previous step, exactly):
+//   V_{n+1}  = alpha1 V_n + alpha2 V_{n-1} + beta h a                         (32a, b)
+//   xi_{n+1} = -alpha2 xi_prev + beta h dexp^-1_{-xi}(V_{n+1}),  q_{n+1} = q_n exp(xi_{n+1})   (32c, d)
+// BDF1: alpha1 = 1, alpha2 = 0, beta = 1, so xi = h V_{n+1} and A_{n+1} = A_n exp(h omega~).
+// BDF2 with the step ratio w = h_n / h_{n-1}: alpha1 = (1+w)^2/(1+2w), alpha2 = -w^2/(1+2w),
+// beta = (1+w)/(1+2w) (beta0 = 2/3 at w = 1); its first step is BDF1. dexp^-1 is evaluated at
+// xi0 = -alpha2 xi_prev + beta h V (one fixed-point step, error O(h^4)).
+// Newton on (a, lambda) for the residual (34)
+//   R = (M a + J^T lambda - Q,  g / (beta^2 h^2))
+// with the matrix, all at the trial state,
+//   full:          [[M + beta h C + beta^2 h^2 K, J^T], [J, 0]]   rebuilt every iteration (38)
+//   quasi-newton:  [[M + beta h C, J^T], [J, 0]]                   frozen per step (the codes of §3.1)
+// where C = -dQ/dV (the gyroscopic term of G_omega-omega) and K the derivative of
+// M a + J^T lambda - Q along the retraction (applied and reaction-force sensitivities,
+// Tables 3-6), both by forward differences; the tangent operator of exp is replaced by the
+// identity (eq. 37). Converged when ||delta|| <= Theta (eq. 46), Theta fixed or Theta h^2 fixed.
+#include <liembs/error.hpp>
+#include <liembs/plugin/plugin.hpp>
+#include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/motion_equations.hpp>
+#include <liembs/sim/state_space.hpp>
+
+#include <Eigen/LU>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace {
+
+using namespace liembs;
+
+enum class NewtonMatrix { quasi_newton, full };
+
+std::string format_number(double x, const char* format = "%.6g") {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, format, x);
+  return buffer;
+}
+
+class BdfIntegrator final : public Integrator {
+ public:
+  explicit BdfIntegrator(const ConfigTable& options)
+      : order_(static_cast<int>(options.integer_or("order", 1, 1, 2))),
+        matrix_kind_(options.choice_or("newton_matrix", {"quasi-newton", "full"}, "quasi-newton") == "full"
+                    ? NewtonMatrix::full
+                    : NewtonMatrix::quasi_newton),
+        max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))) {
+    if (options.contains("newton_tolerance") && options.contains("newton_tolerance_h2"))
+      options.fail("newton_tolerance_h2",
+                   "give either newton_tolerance (Theta) or newton_tolerance_h2 (Theta h^2), not both");
+    if (options.contains("newton_tolerance")) {
+      tolerance_ = options.number("newton_tolerance", Range::positive());
+      scale_tolerance_ = false;
+    } else {
+      tolerance_ = options.number_or("newton_tolerance_h2", 1e-11, Range::positive());
+      scale_tolerance_ = true;
+    }
+  }
+
+  std::string description() const override {
+    std::ostringstream out;
+    out << (order_ == 1 ? "index-3 backward Euler (BDF1)" : "index-3 BDF2") << ", "
+        << (matrix_kind_ == NewtonMatrix::full ? "full Newton matrix" : "quasi-Newton matrix frozen per step")
+        << ", Newton tolerance " << (scale_tolerance_ ? "Theta h^2 = " : "Theta = ") << tolerance_
+        << ", at most " << max_iterations_ << " iterations";
+    return out.str();
+  }
+  int order() const override { return order_; }
+  std::vector<std::pair<std::string, double>> statistics() const override {
+    return {{"steps", static_cast<double>(steps_)},
+            {"newton_iterations", static_cast<double>(newton_iterations_)},
+            {"matrix_factorizations", static_cast<double>(factorizations_)},
+            {"newton_iterations_per_step", steps_ ? static_cast<double>(newton_iterations_) / steps_ : 0.0}};
+  }
+
+  const Eigen::VectorXd* accelerations() const override { return &acceleration_; }
+  const Eigen::VectorXd* multipliers() const override { return &multipliers_; }
+
+  void start(const StateSpace& space, const State& initial) override {
+    (void)space;
+    (void)initial;
+    acceleration_.resize(0);
+    multipliers_.resize(0);
+    has_history_ = false;  // a_0, lambda_0 need the dynamics: set at the first step
+    steps_ = newton_iterations_ = factorizations_ = 0;
+  }
+
+  void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
+    const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
+    MotionEquations equations(dynamics, n);
+    if (state.velocities.size() != n)
+      throw SimulationError("bdf: the state has " + std::to_string(state.velocities.size()) +
+                            " velocity coordinates, the state space " + std::to_string(n));
+    if (!has_history_ || state.time != history_time_) start_history(equations, state);
+    solve_step(space, equations, state, h);
+    ++steps_;
+  }
+
+ private:
+  // a_0 = V'(t_0) and lambda_0 from the index-1 system [[M, J^T], [J, 0]] (a, lambda) = (Q, eta),
+  // solved as one saddle-point system (M may be only semi-definite: the constraints make it regular).
+  void start_history(MotionEquations& equations, const State& state) {
+    equations.evaluate(state, terms_, dae::all);
+    const Eigen::Index n = terms_.mass.rows(), m = equations.constraint_count();
+    matrix_.setZero(n + m, n + m);
+    matrix_.topLeftCorner(n, n) = terms_.mass;
+    rhs_.resize(n + m);
+    rhs_.head(n) = terms_.forces;
+    if (m > 0) {
+      matrix_.block(0, n, n, m) = terms_.jacobian.transpose();
+      matrix_.block(n, 0, m, n) = terms_.jacobian;
+      rhs_.tail(m) = terms_.acceleration_rhs;
+    }
+    factorization_.compute(matrix_);
+    const Eigen::VectorXd solution = factorization_.solve(rhs_);
+    if (!solution.allFinite() || !((matrix_ * solution - rhs_).norm() <= 1e-8 * std::max(1.0, rhs_.norm())))
+      throw SimulationError("bdf: the index-1 system for the initial accelerations at t = " +
+                            format_number(state.time) +
+                            " s is singular (redundant constraints, or a mass matrix the constraints do not complete)");
+    acceleration_ = solution.head(n);
+    multipliers_ = solution.tail(m);
+    has_history_ = true;
+    has_previous_step_ = false;  // the first step is BDF1
+    history_time_ = state.time;
+    grid_origin_ = state.time;
+    grid_step_ = 0.0;
+    grid_count_ = 0;
+  }
+
+  // q and V of the trial state for the current unknown a.
+  void make_trial(const StateSpace& space, const State& base, double h) {
+    trial_.velocities = known_velocity_ + (beta_ * h) * unknown_acceleration_;
+    if (known_increment_.size() == 0) {
+      increment_ = h * trial_.velocities;  // BDF1: exact in the chart (xi parallel to V)
+    } else {
+      first_increment_ = known_increment_ + (beta_ * h) * trial_.velocities;
+      space.dexpinv_left(first_increment_, trial_.velocities, chart_velocity_);
+      increment_ = known_increment_ + (beta_ * h) * chart_velocity_;
+    }
+    trial_.poses = base.poses;
+    trial_.coordinates = base.coordinates;
+    space.retract_configuration(trial_, increment_);
+  }
+
+  // R = (M a + J^T lambda - Q, g / (beta^2 h^2)) at the trial state (terms_ hold M, Q, g, J).
+  void evaluate_residual(MotionEquations& equations, double h) {
+    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
+    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    dynamic_residual_.noalias() = terms_.mass * unknown_acceleration_;
+    if (m > 0) dynamic_residual_.noalias() += terms_.jacobian.transpose() * unknown_multipliers_;
+    dynamic_residual_ -= terms_.forces;
+    residual_.head(n) = dynamic_residual_;
+    if (m > 0) residual_.tail(m) = terms_.residual / (beta_ * beta_ * h * h);
+  }
+
+  // C = -dQ/dV by forward differences in the velocities (at the trial state).
+  void evaluate_damping(MotionEquations& equations) {
+    const Eigen::Index n = unknown_acceleration_.size();
+    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
+    damping_.resize(n, n);
+    perturbed_ = trial_;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double step = root_eps * std::max(1.0, std::abs(trial_.velocities(i)));
+      perturbed_.velocities(i) = trial_.velocities(i) + step;
+      equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
+      damping_.col(i) = (terms_.forces - perturbed_terms_.forces) / step;
+      perturbed_.velocities(i) = trial_.velocities(i);
+    }
+  }
+
+  // K = d(M a + J^T lambda - Q)/dq along the retraction, by forward differences.
+  void evaluate_stiffness(const StateSpace& space, MotionEquations& equations) {
+    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
+    stiffness_.resize(n, n);
+    perturbation_.setZero(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      perturbed_ = trial_;
+      perturbation_(i) = root_eps;
+      space.retract_configuration(perturbed_, perturbation_);
+      perturbation_(i) = 0.0;
+      equations.evaluate(perturbed_, perturbed_terms_, dae::mass | dae::forces | dae::jacobian);
+      column_.noalias() = perturbed_terms_.mass * unknown_acceleration_;
+      if (m > 0) column_.noalias() += perturbed_terms_.jacobian.transpose() * unknown_multipliers_;
+      column_ -= perturbed_terms_.forces;
+      stiffness_.col(i) = (column_ - dynamic_residual_) / root_eps;
+    }
+  }
+
+  // The Newton matrix at the trial state (terms_ hold M, Q, J there), factorized.
+  void factorize_newton_matrix(const StateSpace& space, MotionEquations& equations, double h) {
+    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    evaluate_damping(equations);
+    matrix_.setZero(n + m, n + m);
+    matrix_.topLeftCorner(n, n) = terms_.mass + (beta_ * h) * damping_;
+    if (matrix_kind_ == NewtonMatrix::full) {
+      evaluate_stiffness(space, equations);
+      matrix_.topLeftCorner(n, n) += (beta_ * beta_ * h * h) * stiffness_;
+    }
+    if (m > 0) {
+      matrix_.block(0, n, n, m) = terms_.jacobian.transpose();
+      matrix_.block(n, 0, m, n) = terms_.jacobian;
+    }
+    factorization_.compute(matrix_);
+    ++factorizations_;
+  }
+
+  // The BDF coefficients of this step and the parts of V_{n+1}, xi_{n+1} that do not depend on a.
+  void set_coefficients(const State& state, double h) {
+    if (order_ == 2 && has_previous_step_) {
+      const double w = h / previous_step_size_;
+      const double alpha1 = (1.0 + w) * (1.0 + w) / (1.0 + 2.0 * w), alpha2 = -w * w / (1.0 + 2.0 * w);
+      beta_ = (1.0 + w) / (1.0 + 2.0 * w);
+      known_velocity_ = alpha1 * state.velocities + alpha2 * previous_velocities_;
+      known_increment_ = -alpha2 * previous_increment_;
+    } else {
+      beta_ = 1.0;
+      known_velocity_ = state.velocities;
+      known_increment_.resize(0);
+    }
+  }
+
+  // t_{n+1} = t_0 + (n+1) h exactly while h stays the same (no accumulated round-off).
+  double next_time(const State& state, double h) {
+    if (h != grid_step_) {
+      grid_origin_ = state.time;
+      grid_step_ = h;
+      grid_count_ = 0;
+    }
+    return grid_origin_ + static_cast<double>(grid_count_ + 1) * h;
+  }
+
+  void solve_step(const StateSpace& space, MotionEquations& equations, State& state, double h) {
+    const Eigen::Index n = static_cast<Eigen::Index>(space.velocity_dimension());
+    const Eigen::Index m = equations.constraint_count();
+    set_coefficients(state, h);
+    trial_.time = next_time(state, h);
+    const double tolerance = scale_tolerance_ ? tolerance_ / (h * h) : tolerance_;
+
+    // Predictor: a_{n+1} = a_n, lambda_{n+1} = lambda_n.
+    unknown_acceleration_ = acceleration_;
+    unknown_multipliers_ = multipliers_.size() == m ? multipliers_ : Eigen::VectorXd::Zero(m);
+    residual_.resize(n + m);
+    double correction = std::numeric_limits<double>::infinity();
+    for (int iteration = 0;; ++iteration) {
+      make_trial(space, state, h);
+      evaluate_residual(equations, h);
+      if (!residual_.allFinite()) fail(equations, state, h, iteration, correction, "the residual is not finite");
+      if (iteration == max_iterations_)
+        fail(equations, state, h, iteration, correction, "the Newton iteration did not converge");
+      if (iteration == 0 || matrix_kind_ == NewtonMatrix::full) factorize_newton_matrix(space, equations, h);
+      newton_step_ = factorization_.solve(-residual_);
+      if (!newton_step_.allFinite())
+        fail(equations, state, h, iteration, correction, "the Newton matrix is singular");
+      unknown_acceleration_ += newton_step_.head(n);
+      unknown_multipliers_ += newton_step_.tail(m);
+      ++newton_iterations_;
+      correction = newton_step_.norm();
+      if (correction <= tolerance) break;
+    }
+    make_trial(space, state, h);  // q_{n+1}, V_{n+1} of the converged a
+
+    // Accept, keeping V_n and xi_{n+1} for BDF2.
+    previous_velocities_.swap(state.velocities);
+    previous_increment_ = increment_;
+    previous_step_size_ = h;
+    has_previous_step_ = true;
+    state.poses.swap(trial_.poses);
+    state.coordinates.swap(trial_.coordinates);
+    state.velocities = trial_.velocities;
+    state.time = trial_.time;
+    ++grid_count_;
+    acceleration_ = unknown_acceleration_;
+    multipliers_ = unknown_multipliers_;
+    history_time_ = state.time;
+  }
+
+  [[noreturn]] void fail(MotionEquations& equations, const State& state, double h, int iterations,
+                         double correction, const std::string& what) {
+    std::string message = "bdf: " + what + " in the step from t = " + format_number(state.time) +
+                          " s with step size " + format_number(h) + " s (residual " +
+                          format_number(residual_.norm(), "%.3g") + ", last correction " +
+                          format_number(correction, "%.3g") + " after " + std::to_string(iterations) +
+                          " Newton iterations, tolerance " +
+                          format_number(scale_tolerance_ ? tolerance_ / (h * h) : tolerance_, "%.3g") + ")";
+    if (ConstrainedSystem* system = equations.system(); system && system->constraint_count() > 0)
+      message += "; worst constraint " + worst_constraint(system->blocks(), terms_.residual);
+    message += "; reduce simulation.step_size, or raise the tolerance (it cannot go below the round-off of "
+               "g / (beta^2 h^2), which newton_tolerance_h2 follows)";
+    throw SimulationError(message);
+  }
+
+  int order_;
+  NewtonMatrix matrix_kind_;
+  int max_iterations_;
+  double tolerance_ = 1e-11;
+  bool scale_tolerance_ = true;  // tolerance_ is Theta h^2
+
+  // History: a_n = V'(t_n), lambda_n, and for BDF2 V_{n-1}, xi_n and h_{n-1}.
+  bool has_history_ = false, has_previous_step_ = false;
+  double history_time_ = 0.0, previous_step_size_ = 0.0;
+  Eigen::VectorXd acceleration_, multipliers_, previous_velocities_, previous_increment_;
+  // The time grid t_0 + k h.
+  double grid_origin_ = 0.0, grid_step_ = 0.0;
+  long long grid_count_ = 0;
+
+  // This step: coefficients, known parts and unknowns.
+  double beta_ = 1.0;
+  Eigen::VectorXd known_velocity_, known_increment_, unknown_acceleration_, unknown_multipliers_;
+
+  // Workspaces.
+  State trial_, perturbed_;
+  DaeTerms terms_, perturbed_terms_;
+  Eigen::VectorXd increment_, first_increment_, chart_velocity_, perturbation_, column_, rhs_;
+  Eigen::VectorXd residual_, dynamic_residual_, newton_step_;
+  Eigen::MatrixXd damping_, stiffness_, matrix_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
+
+  long long steps_ = 0, newton_iterations_ = 0, factorizations_ = 0;
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Integrator>(
+      "bdf", "1.0.0",
+      "index-3 BDF of order 1 (backward Euler, paper 004) or 2 with fixed steps, Newton on accelerations and "
+      "multipliers with the full or the frozen quasi-Newton matrix",
+      [](const liembs::ConfigTable& options) { return std::make_unique<BdfIntegrator>(options); });
+}
