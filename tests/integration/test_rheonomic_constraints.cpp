@@ -132,6 +132,8 @@ TEST_CASE("every integrator follows a rod of prescribed length", "[constraints][
       {"ida", "formulation = \"ggl\"\nrelative_tolerance = 1e-10\nabsolute_tolerance = 1e-12", 0.01, 1e-6, 1e-7},
       {"ida", "formulation = \"index1-projection\"\nrelative_tolerance = 1e-10\nabsolute_tolerance = 1e-12", 0.01, 1e-6,
        1e-9},
+      {"bdf", "order = 2\nnewton_tolerance_h2 = 1e-13", 1e-3, 5e-4, 1e-3},
+      {"bdf", "order = 1\nnewton_matrix = \"full\"\nnewton_tolerance_h2 = 1e-13", 1e-3, 0.1, 0.05},
   };
   for (const Case& c : cases) {
     CartesianPendulum pendulum = driven_pendulum();
