@@ -24,6 +24,7 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/motion_equations.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/sim/time_grid.hpp>
 
 #include <Eigen/LU>
 
@@ -31,6 +32,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 namespace {
 
@@ -77,7 +79,8 @@ class BdfIntegrator final : public Integrator {
     return {{"steps", static_cast<double>(steps_)},
             {"newton_iterations", static_cast<double>(newton_iterations_)},
             {"matrix_factorizations", static_cast<double>(factorizations_)},
-            {"newton_iterations_per_step", steps_ ? static_cast<double>(newton_iterations_) / steps_ : 0.0}};
+            {"newton_iterations_per_step", steps_ ? static_cast<double>(newton_iterations_) / steps_ : 0.0},
+            {"damping_evaluations", static_cast<double>(damping_groups_.size())}};
   }
 
   const Eigen::VectorXd* accelerations() const override { return &acceleration_; }
@@ -126,12 +129,11 @@ class BdfIntegrator final : public Integrator {
                             " s is singular (redundant constraints, or a mass matrix the constraints do not complete)");
     acceleration_ = solution.head(n);
     multipliers_ = solution.tail(m);
+    find_damping_pattern(equations, state);
     has_history_ = true;
     has_previous_step_ = false;  // the first step is BDF1
     history_time_ = state.time;
-    grid_origin_ = state.time;
-    grid_step_ = 0.0;
-    grid_count_ = 0;
+    time_grid_.reset();
   }
 
   // q and V of the trial state for the current unknown a.
@@ -160,18 +162,63 @@ class BdfIntegrator final : public Integrator {
     if (m > 0) residual_.tail(m) = terms_.residual / (beta_ * beta_ * h * h);
   }
 
-  // C = -dQ/dV by forward differences in the velocities (at the trial state).
-  void evaluate_damping(MotionEquations& equations) {
-    const Eigen::Index n = unknown_acceleration_.size();
-    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
-    damping_.resize(n, n);
-    perturbed_ = trial_;
+  // The sparsity of C = -dQ/dV, found once per run from a full difference at a generic
+  // velocity (the state's plus a fixed offset, so that terms vanishing at rest, such as the
+  // gyroscopic ones, show), and a greedy grouping of columns that share no row: each group
+  // is differenced in one evaluation (Curtis, Powell, Reid). In absolute coordinates a body's
+  // forces depend on its own velocities only, so a few evaluations give all of C.
+  void find_damping_pattern(MotionEquations& equations, const State& state) {
+    const Eigen::Index n = state.velocities.size();
+    perturbed_ = state;
+    for (Eigen::Index i = 0; i < n; ++i)
+      perturbed_.velocities(i) += (0.3 + 0.01 * static_cast<double>(i % 7)) * (1.0 + std::abs(state.velocities(i)));
+    equations.evaluate(perturbed_, terms_, dae::forces);
+    const Eigen::VectorXd base = terms_.forces;
+    damping_rows_.assign(static_cast<std::size_t>(n), {});
     for (Eigen::Index i = 0; i < n; ++i) {
-      const double step = root_eps * std::max(1.0, std::abs(trial_.velocities(i)));
-      perturbed_.velocities(i) = trial_.velocities(i) + step;
+      const double value = perturbed_.velocities(i), step = 1e-3 * (1.0 + std::abs(value));
+      perturbed_.velocities(i) = value + step;
       equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
-      damping_.col(i) = (terms_.forces - perturbed_terms_.forces) / step;
-      perturbed_.velocities(i) = trial_.velocities(i);
+      perturbed_.velocities(i) = value;
+      for (Eigen::Index r = 0; r < n; ++r)
+        if (perturbed_terms_.forces(r) != base(r)) damping_rows_[static_cast<std::size_t>(i)].push_back(r);
+    }
+    damping_groups_.clear();
+    std::vector<std::vector<bool>> rows_taken;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const auto& rows = damping_rows_[static_cast<std::size_t>(i)];
+      if (rows.empty()) continue;  // Q does not depend on V_i
+      std::size_t group = 0;
+      for (; group < damping_groups_.size(); ++group) {
+        bool free = true;
+        for (const Eigen::Index r : rows) free = free && !rows_taken[group][static_cast<std::size_t>(r)];
+        if (free) break;
+      }
+      if (group == damping_groups_.size()) {
+        damping_groups_.emplace_back();
+        rows_taken.emplace_back(static_cast<std::size_t>(n), false);
+      }
+      damping_groups_[group].push_back(i);
+      for (const Eigen::Index r : rows) rows_taken[group][static_cast<std::size_t>(r)] = true;
+    }
+    damping_.setZero(n, n);
+  }
+
+  // C = -dQ/dV by forward differences in the velocities at the trial state, one evaluation
+  // per group of columns.
+  void evaluate_damping(MotionEquations& equations) {
+    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
+    perturbed_ = trial_;
+    for (const auto& group : damping_groups_) {
+      for (const Eigen::Index i : group)
+        perturbed_.velocities(i) = trial_.velocities(i) + root_eps * std::max(1.0, std::abs(trial_.velocities(i)));
+      equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
+      for (const Eigen::Index i : group) {
+        const double step = perturbed_.velocities(i) - trial_.velocities(i);
+        for (const Eigen::Index r : damping_rows_[static_cast<std::size_t>(i)])
+          damping_(r, i) = (terms_.forces(r) - perturbed_terms_.forces(r)) / step;
+        perturbed_.velocities(i) = trial_.velocities(i);
+      }
     }
   }
 
@@ -227,21 +274,11 @@ class BdfIntegrator final : public Integrator {
     }
   }
 
-  // t_{n+1} = t_0 + (n+1) h exactly while h stays the same (no accumulated round-off).
-  double next_time(const State& state, double h) {
-    if (h != grid_step_) {
-      grid_origin_ = state.time;
-      grid_step_ = h;
-      grid_count_ = 0;
-    }
-    return grid_origin_ + static_cast<double>(grid_count_ + 1) * h;
-  }
-
   void solve_step(const StateSpace& space, MotionEquations& equations, State& state, double h) {
     const Eigen::Index n = static_cast<Eigen::Index>(space.velocity_dimension());
     const Eigen::Index m = equations.constraint_count();
     set_coefficients(state, h);
-    trial_.time = next_time(state, h);
+    trial_.time = time_grid_.next(state.time, h);
     const double tolerance = scale_tolerance_ ? tolerance_ / (h * h) : tolerance_;
 
     // Predictor: a_{n+1} = a_n, lambda_{n+1} = lambda_n.
@@ -276,7 +313,7 @@ class BdfIntegrator final : public Integrator {
     state.coordinates.swap(trial_.coordinates);
     state.velocities = trial_.velocities;
     state.time = trial_.time;
-    ++grid_count_;
+    time_grid_.advance();
     acceleration_ = unknown_acceleration_;
     multipliers_ = unknown_multipliers_;
     history_time_ = state.time;
@@ -307,9 +344,7 @@ class BdfIntegrator final : public Integrator {
   bool has_history_ = false, has_previous_step_ = false;
   double history_time_ = 0.0, previous_step_size_ = 0.0;
   Eigen::VectorXd acceleration_, multipliers_, previous_velocities_, previous_increment_;
-  // The time grid t_0 + k h.
-  double grid_origin_ = 0.0, grid_step_ = 0.0;
-  long long grid_count_ = 0;
+  TimeGrid time_grid_;
 
   // This step: coefficients, known parts and unknowns.
   double beta_ = 1.0;
@@ -321,6 +356,8 @@ class BdfIntegrator final : public Integrator {
   Eigen::VectorXd increment_, first_increment_, chart_velocity_, perturbation_, column_, rhs_;
   Eigen::VectorXd residual_, dynamic_residual_, newton_step_;
   Eigen::MatrixXd damping_, stiffness_, matrix_;
+  std::vector<std::vector<Eigen::Index>> damping_rows_;    // per column of C, its nonzero rows
+  std::vector<std::vector<Eigen::Index>> damping_groups_;  // columns differenced together
   Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
 
   long long steps_ = 0, newton_iterations_ = 0, factorizations_ = 0;

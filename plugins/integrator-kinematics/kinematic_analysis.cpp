@@ -14,6 +14,7 @@
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/sim/time_grid.hpp>
 
 #include <Eigen/LU>
 
@@ -64,7 +65,7 @@ class KinematicAnalysis final : public Integrator {
     (void)initial;
     checked_ = false;
     steps_ = newton_iterations_ = factorizations_ = 0;
-    grid_step_ = 0.0;
+    time_grid_.reset();
     multipliers_.resize(0);
     accelerations_.resize(0);
   }
@@ -79,7 +80,7 @@ class KinematicAnalysis final : public Integrator {
     if (!checked_) check_fully_driven(*system, state, n);
 
     trial_ = state;
-    trial_.time = next_time(state, h);
+    trial_.time = time_grid_.next(state.time, h);
     if (extrapolate_) space.retract_configuration(trial_, h * state.velocities);  // eq. 11
     solve_positions(space, *system, state, h);
 
@@ -97,7 +98,7 @@ class KinematicAnalysis final : public Integrator {
       fail(*system, state, h, 0, "the velocities, accelerations or multipliers are not finite");
 
     state = trial_;
-    ++grid_count_;
+    time_grid_.advance();
     ++steps_;
   }
 
@@ -149,16 +150,6 @@ class KinematicAnalysis final : public Integrator {
     }
   }
 
-  // t_{n+1} = t_0 + (n+1) h exactly while h stays the same.
-  double next_time(const State& state, double h) {
-    if (h != grid_step_) {
-      grid_origin_ = state.time;
-      grid_step_ = h;
-      grid_count_ = 0;
-    }
-    return grid_origin_ + static_cast<double>(grid_count_ + 1) * h;
-  }
-
   [[noreturn]] void fail(ConstrainedSystem& system, const State& state, double h, int iterations,
                          const std::string& what) const {
     throw SimulationError("kinematics: " + what + " at t = " + format_number(trial_.time) +
@@ -184,8 +175,7 @@ class KinematicAnalysis final : public Integrator {
 
   bool checked_ = false;
   Eigen::Index coordinates_ = 0, constraints_ = 0;
-  double grid_origin_ = 0.0, grid_step_ = 0.0;
-  long long grid_count_ = 0;
+  TimeGrid time_grid_;
 
   State trial_;
   DaeTerms terms_;

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <tuple>
 
 using namespace liembs;
@@ -185,6 +187,10 @@ TEST_CASE("quasi-Newton and full Newton give the same steps within the Newton to
                                  std::string("integrator.order=") + order, "integrator.newton_tolerance=1e-6",
                                  "simulation.step_size=1e-3", "simulation.end_time=0.2"});
     RunSummary summary = execute_run(loaded.run, RunOutput{});
+    // C = -dQ/dV of three free bodies is block diagonal: its 18 columns are differenced in
+    // at most 6 evaluations.
+    CHECK(statistic(*loaded.run.integrator, "damping_evaluations") >= 3);
+    CHECK(statistic(*loaded.run.integrator, "damping_evaluations") <= 6);
     return std::tuple{summary.final_state, statistic(*loaded.run.integrator, "newton_iterations"),
                       statistic(*loaded.run.integrator, "matrix_factorizations"), summary.steps};
   };
@@ -233,6 +239,37 @@ TEST_CASE("bdf steps land on t_n = t_0 + n h exactly and report their statistics
   CHECK(statistic(*bdf, "matrix_factorizations") == statistic(*bdf, "newton_iterations"));
   CHECK(bdf->order() == 2);
   CHECK_THAT(bdf->description(), Contains("BDF2") && Contains("full Newton") && Contains("Theta h^2 = 1e-11"));
+}
+
+TEST_CASE("a run with bdf writes the multipliers to trajectory.csv, one column per constraint row", "[bdf][output]") {
+  const auto folder = std::filesystem::temp_directory_path() / "liembs-test-bdf-multipliers";
+  std::filesystem::remove_all(folder);
+  auto loaded = load_test_run("four-bar-loop.toml", {"algorithm.name=newton-euler", "integrator.name=bdf",
+                                                      "simulation.end_time=0.05", "simulation.step_size=0.01"});
+  execute_run(loaded.run, RunOutput{folder});
+  std::ifstream file(folder / "trajectory.csv");
+  std::string header, line, first_row, last_row;
+  std::getline(file, header);
+  std::getline(file, first_row);
+  while (std::getline(file, line)) last_row = line;
+  auto fields = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream stream(text);
+    for (std::string field; std::getline(stream, field, ',');) out.push_back(field);
+    return out;
+  };
+  const auto names = fields(header), first = fields(first_row), last = fields(last_row);
+  const Eigen::VectorXd& multipliers = *loaded.run.integrator->multipliers();
+  REQUIRE(multipliers.size() > 0);
+  REQUIRE(names.size() == last.size());
+  const std::size_t offset = names.size() - static_cast<std::size_t>(multipliers.size());
+  CHECK(names[offset].rfind("multiplier.", 0) == 0);
+  CHECK(names.back().rfind("multiplier.", 0) == 0);
+  CHECK(names[offset - 1].rfind("velocity_violation.", 0) == 0);
+  CHECK(first[offset] == "nan");  // the initial row: no multipliers solved yet
+  for (Eigen::Index k = 0; k < multipliers.size(); ++k)
+    CHECK(std::stod(last[offset + static_cast<std::size_t>(k)]) == Approx(multipliers(k)).epsilon(1e-15));
+  std::filesystem::remove_all(folder);
 }
 
 TEST_CASE("a bdf step that fails throws SimulationError naming time, step size and constraint, state unchanged",

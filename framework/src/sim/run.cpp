@@ -140,7 +140,8 @@ std::string json_number(double x) {
   return out.str();
 }
 
-void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints) {
+void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints,
+                      bool with_multipliers) {
   out << "time";
   for (const auto& body : model.bodies) {
     for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
@@ -153,7 +154,21 @@ void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSy
     for (const auto& block : constraints->blocks()) out << ",violation." << block.name;
     for (const auto& block : constraints->blocks()) out << ",velocity_violation." << block.name;
   }
+  if (with_multipliers) {
+    for (const auto& block : constraints->blocks())
+      for (Eigen::Index k = 0; k < block.rows; ++k) {
+        out << ",multiplier." << block.name;
+        if (block.rows > 1) out << '.' << k;
+      }
+  }
   out << '\n';
+}
+
+// The integrator's multipliers lambda (one per constraint row), or NaN where it has none yet
+// (the initial row).
+void write_csv_multipliers(std::ostream& out, const Eigen::VectorXd* multipliers, Eigen::Index count) {
+  const bool known = multipliers && multipliers->size() == count;
+  for (Eigen::Index k = 0; k < count; ++k) out << ',' << (known ? (*multipliers)(k) : std::nan(""));
 }
 
 void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
@@ -175,7 +190,6 @@ void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& pose
       << invariants.total_energy() << ',' << L.x() << ',' << L.y() << ',' << L.z() << ',' << p.x() << ','
       << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error;
   for (const double v : violations) out << ',' << v;
-  out << '\n';
 }
 
 // Per-joint ||g|| and ||J V - nu|| at a state, in this order.
@@ -232,6 +246,9 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   };
 
   std::unique_ptr<AtomicFile> trajectory, summary_file;
+  // Integrators that solve for lambda (bdf, kinematics) get one column per constraint row.
+  const Eigen::Index multiplier_columns =
+      constraints && run.integrator->multipliers() ? constraints->constraint_count() : 0;
   if (output.directory) {
     std::error_code ec;
     std::filesystem::create_directories(*output.directory, ec);
@@ -239,13 +256,17 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     if (run.write_trajectory) {
       trajectory = std::make_unique<AtomicFile>(*output.directory / "trajectory.csv");
       trajectory->stream() << std::setprecision(17);
-      write_csv_header(trajectory->stream(), model, constraints);
+      write_csv_header(trajectory->stream(), model, constraints, multiplier_columns > 0);
     }
     summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
   }
 
   const Invariants initial = invariants_at(state);
-  if (trajectory) write_csv_row(trajectory->stream(), state.time, poses, twists, initial, violations);
+  if (trajectory) {
+    write_csv_row(trajectory->stream(), state.time, poses, twists, initial, violations);
+    write_csv_multipliers(trajectory->stream(), nullptr, multiplier_columns);
+    trajectory->stream() << '\n';
+  }
   const double energy_scale = std::max({std::abs(initial.total_energy()), initial.kinetic_energy, 1e-300});
   const double momentum_scale = std::max(initial.angular_momentum.norm(), 1e-300);
 
@@ -285,8 +306,11 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
         summary.velocity_violation_max[i] = std::max(summary.velocity_violation_max[i], violations[count + i]);
       }
     }
-    if (trajectory && (k % run.settings.output_every == 0 || k == steps))
+    if (trajectory && (k % run.settings.output_every == 0 || k == steps)) {
       write_csv_row(trajectory->stream(), state.time, poses, twists, now, violations);
+      write_csv_multipliers(trajectory->stream(), run.integrator->multipliers(), multiplier_columns);
+      trajectory->stream() << '\n';
+    }
     if (k == steps) summary.energy_final = now.total_energy();
 
     if (show_progress && (k & 63) == 0) {
