@@ -98,6 +98,8 @@ void register_benchmarks() {
        {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.newton_matrix=full"}},
       {"bdf2/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
        {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.order=2"}},
+      {"bdf1-reused/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
+       {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.newton_matrix=quasi-newton-reused"}},
   };
   for (const char* mechanism : {"single-pendulum", "four-link", "slider-crank"}) {
     const std::string config = std::string("paper-004/") + mechanism + ".toml";

@@ -38,7 +38,7 @@ namespace {
 
 using namespace liembs;
 
-enum class NewtonMatrix { quasi_newton, full };
+enum class NewtonMatrix { quasi_newton, quasi_newton_reused, full };
 
 std::string format_number(double x, const char* format = "%.6g") {
   char buffer[40];
@@ -46,13 +46,17 @@ std::string format_number(double x, const char* format = "%.6g") {
   return buffer;
 }
 
+NewtonMatrix newton_matrix_kind(const std::string& name) {
+  if (name == "full") return NewtonMatrix::full;
+  return name == "quasi-newton-reused" ? NewtonMatrix::quasi_newton_reused : NewtonMatrix::quasi_newton;
+}
+
 class BdfIntegrator final : public Integrator {
  public:
   explicit BdfIntegrator(const ConfigTable& options)
       : order_(static_cast<int>(options.integer_or("order", 1, 1, 2))),
-        matrix_kind_(options.choice_or("newton_matrix", {"quasi-newton", "full"}, "quasi-newton") == "full"
-                    ? NewtonMatrix::full
-                    : NewtonMatrix::quasi_newton),
+        matrix_kind_(newton_matrix_kind(
+            options.choice_or("newton_matrix", {"quasi-newton", "quasi-newton-reused", "full"}, "quasi-newton"))),
         max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))) {
     if (options.contains("newton_tolerance") && options.contains("newton_tolerance_h2"))
       options.fail("newton_tolerance_h2",
@@ -69,7 +73,9 @@ class BdfIntegrator final : public Integrator {
   std::string description() const override {
     std::ostringstream out;
     out << (order_ == 1 ? "index-3 backward Euler (BDF1)" : "index-3 BDF2") << ", "
-        << (matrix_kind_ == NewtonMatrix::full ? "full Newton matrix" : "quasi-Newton matrix frozen per step")
+        << (matrix_kind_ == NewtonMatrix::full           ? "full Newton matrix"
+            : matrix_kind_ == NewtonMatrix::quasi_newton ? "quasi-Newton matrix frozen per step"
+                                                         : "quasi-Newton matrix kept across steps while Newton contracts")
         << ", Newton tolerance " << (scale_tolerance_ ? "Theta h^2 = " : "Theta = ") << tolerance_
         << ", at most " << max_iterations_ << " iterations";
     return out.str();
@@ -92,6 +98,7 @@ class BdfIntegrator final : public Integrator {
     acceleration_.resize(0);
     multipliers_.resize(0);
     has_history_ = false;  // a_0, lambda_0 need the dynamics: set at the first step
+    matrix_beta_h_ = 0.0;  // no Newton matrix yet
     steps_ = newton_iterations_ = factorizations_ = 0;
   }
 
@@ -130,6 +137,7 @@ class BdfIntegrator final : public Integrator {
     acceleration_ = solution.head(n);
     multipliers_ = solution.tail(m);
     find_damping_pattern(equations, state);
+    matrix_beta_h_ = 0.0;  // the factorization now holds the index-1 system
     has_history_ = true;
     has_previous_step_ = false;  // the first step is BDF1
     history_time_ = state.time;
@@ -285,14 +293,28 @@ class BdfIntegrator final : public Integrator {
     unknown_acceleration_ = acceleration_;
     unknown_multipliers_ = multipliers_.size() == m ? multipliers_ : Eigen::VectorXd::Zero(m);
     residual_.resize(n + m);
-    double correction = std::numeric_limits<double>::infinity();
+    double correction = std::numeric_limits<double>::infinity(), previous_correction = correction;
+    bool built_this_step = false;
     for (int iteration = 0;; ++iteration) {
       make_trial(space, state, h);
       evaluate_residual(equations, h);
       if (!residual_.allFinite()) fail(equations, state, h, iteration, correction, "the residual is not finite");
       if (iteration == max_iterations_)
         fail(equations, state, h, iteration, correction, "the Newton iteration did not converge");
-      if (iteration == 0 || matrix_kind_ == NewtonMatrix::full) factorize_newton_matrix(space, equations, h);
+      // quasi-newton: built at the predictor of every step; quasi-newton-reused: kept across steps
+      // (same beta h) and rebuilt when a correction does not fall below a quarter of the last.
+      const bool stale = matrix_beta_h_ != beta_ * h || matrix_.rows() != residual_.size();
+      const bool rebuild = matrix_kind_ == NewtonMatrix::full ||
+                           (matrix_kind_ == NewtonMatrix::quasi_newton && iteration == 0) ||
+                           (matrix_kind_ == NewtonMatrix::quasi_newton_reused &&
+                            ((iteration == 0 && stale) || (iteration > 0 && correction > 0.25 * previous_correction &&
+                                                            !built_this_step)));
+      if (rebuild) {
+        factorize_newton_matrix(space, equations, h);
+        matrix_beta_h_ = beta_ * h;
+        built_this_step = true;
+      }
+      previous_correction = correction;
       newton_step_ = factorization_.solve(-residual_);
       if (!newton_step_.allFinite())
         fail(equations, state, h, iteration, correction, "the Newton matrix is singular");
@@ -359,6 +381,8 @@ class BdfIntegrator final : public Integrator {
   std::vector<std::vector<Eigen::Index>> damping_rows_;    // per column of C, its nonzero rows
   std::vector<std::vector<Eigen::Index>> damping_groups_;  // columns differenced together
   Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
+
+  double matrix_beta_h_ = 0.0;  // the beta h the factorized Newton matrix was built for (0: none)
 
   long long steps_ = 0, newton_iterations_ = 0, factorizations_ = 0;
 };

@@ -195,7 +195,14 @@ TEST_CASE("quasi-Newton and full Newton give the same steps within the Newton to
                       statistic(*loaded.run.integrator, "matrix_factorizations"), summary.steps};
   };
   for (const char* order : {"1", "2"}) {
+    // Kept across steps: the same steps within the tolerance, with far fewer factorizations.
+    const auto [reused, reused_iterations, reused_factorizations, reused_steps] = run_with("quasi-newton-reused", order);
     const auto [quasi, quasi_iterations, quasi_factorizations, steps] = run_with("quasi-newton", order);
+    INFO("reused: distance " << pose_distance(quasi, reused) << ", iterations " << reused_iterations
+                             << ", factorizations " << reused_factorizations);
+    CHECK(pose_distance(quasi, reused) < 1e-6);
+    CHECK(reused_factorizations < 0.2 * quasi_factorizations);
+    CHECK(reused_iterations < 2.0 * quasi_iterations);
     const auto [full, full_iterations, full_factorizations, full_steps] = run_with("full", order);
     const double distance = pose_distance(quasi, full);
     INFO("order " << order << ": distance " << distance << "; iterations quasi " << quasi_iterations << ", full "
