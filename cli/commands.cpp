@@ -3,6 +3,7 @@
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -76,6 +77,9 @@ int guarded(const char* command, int (*body)(const std::vector<std::string>&),
   const std::string prefix = std::string("liembs ") + command + ": ";
   try {
     return body(arguments);
+  } catch (const Interrupted& interrupted) {
+    std::cerr << prefix << interrupted.what() << "; no output written\n";
+    return interrupted.exit_status();
   } catch (const po::error& error) {
     std::cerr << prefix << error.what() << "\n(see 'liembs " << command << " --help')\n";
     return exit_usage;
@@ -163,13 +167,22 @@ int plugins_command(const std::vector<std::string>& arguments) {
   add_plugin_paths(registry, parsed.values);
   registry.load();
 
-  std::cout << std::left << std::setw(16) << "KIND" << std::setw(16) << "NAME" << std::setw(9) << "VERSION"
-            << "SUMMARY\n";
+  // Columns as wide as their longest entry, two spaces apart.
+  std::size_t kind_width = 4, name_width = 4, version_width = 7;
+  for (const auto& info : registry.components()) {
+    kind_width = std::max(kind_width, to_string(info.kind).size());
+    name_width = std::max(name_width, info.name.size());
+    version_width = std::max(version_width, info.version.size());
+  }
+  const auto column = [](std::size_t width) { return std::setw(static_cast<int>(width + 2)); };
+  std::cout << std::left << column(kind_width) << "KIND" << column(name_width) << "NAME" << column(version_width)
+            << "VERSION" << "SUMMARY\n";
+  const std::string file_indent(kind_width + name_width + version_width + 6, ' ');
   for (const Kind kind : all_kinds())
     for (const auto& info : registry.components())
       if (info.kind == kind)
-        std::cout << std::setw(16) << to_string(kind) << std::setw(16) << info.name << std::setw(9) << info.version
-                  << info.summary << "\n" << std::setw(41) << "" << "file: " << info.library << "\n";
+        std::cout << column(kind_width) << to_string(kind) << column(name_width) << info.name << column(version_width)
+                  << info.version << info.summary << "\n" << file_indent << "file: " << info.library << "\n";
   for (const auto& info : registry.shadowed())
     std::cout << "shadowed: " << to_string(info.kind) << " '" << info.name << "' in " << info.library
               << " (an earlier folder on the search path provides it)\n";

@@ -5,6 +5,7 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -99,7 +100,9 @@ int compare_command(const std::vector<std::string>& arguments) {
     RunSummary summary;
   };
   std::vector<Row> rows;
+  const std::string case_count = std::to_string(combinations.size());
   for (const auto& combination : combinations) {
+    throw_if_interrupted([&] { return "after " + std::to_string(rows.size()) + " of " + case_count + " cases"; });
     Registry registry;
     registry.append_search_path(Registry::default_search_path());
     if (values.count("plugin-path")) {
@@ -116,7 +119,13 @@ int compare_command(const std::vector<std::string>& arguments) {
       label += (label.empty() ? "" : " ") + assignment;
     }
     Run run = load_run(document, registry);
-    rows.push_back({label, execute_run(run, RunOutput{})});
+    try {
+      rows.push_back({label, execute_run(run, RunOutput{})});
+    } catch (const Interrupted& interrupted) {
+      throw Interrupted(interrupted.signal(), "in case " + std::to_string(rows.size() + 1) + " of " + case_count +
+                                                  " (" + label + ") " + interrupted.where() + "; " +
+                                                  std::to_string(rows.size()) + " of " + case_count + " cases done");
+    }
   }
 
   std::size_t width = 9;

@@ -6,6 +6,7 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -129,8 +130,11 @@ int eval_command(const std::vector<std::string>& arguments) {
 
   std::vector<double> input_values(inputs.size()), output_values(outputs.size());
   long long line_number = 1, rows = 0;
+  auto interrupted_where = [&] { return "after " + std::to_string(rows) + " state(s) of " + states_file; };
   while (std::getline(in, line)) {
     ++line_number;
+    throw_if_interrupted(interrupted_where);
+    if ((rows & 1023) == 0) output.check();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::vector<std::string> fields = split_csv_line(line);
     const std::string where = states_file + ":" + std::to_string(line_number);
@@ -165,6 +169,7 @@ int eval_command(const std::vector<std::string>& arguments) {
     out << "\n";
     ++rows;
   }
+  throw_if_interrupted(interrupted_where);
   output.commit();
   std::cerr << "liembs eval: " << rows << " state(s) evaluated with algorithm '" << run.algorithm_name
             << "', representation '" << run.representation_name << "'\n";

@@ -2,6 +2,7 @@
 // list the available plugins.
 #include "commands.hpp"
 
+#include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 
 #include <cstring>
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
     std::cout << "liembs " << LIEMBS_VERSION << "\n";
     return exit_ok;
   }
+  // Commands that write outputs stop at a safe point on SIGINT/SIGTERM and remove their
+  // temporaries (liembs/util/interrupt.hpp).
+  if (command == "run" || command == "compare" || command == "eval") liembs::install_interrupt_handlers();
   if (command == "run") return guarded("run", run_command, arguments);
   if (command == "validate") return guarded("validate", validate_command, arguments);
   if (command == "plugins") return guarded("plugins", plugins_command, arguments);

@@ -1,6 +1,7 @@
 // The liembs program end to end: subcommands, outputs, and every error kind with its
 // message and exit status (README.md, "Exit status").
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -99,6 +100,24 @@ TEST_CASE("liembs plugins lists the built-in components without any environment 
                            "algorithm       newton-euler"})
     CHECK_THAT(result.out, Contains(line));
   CHECK_THAT(result.out, Contains("liembs-integrator-rkmk.so"));
+  // Columns sized to their content: every name (the longest is 'generalized-alpha') ends
+  // at least one space before the VERSION column, where a version number starts.
+  std::stringstream lines(result.out);
+  std::string header;
+  std::getline(lines, header);
+  const auto version_column = header.find("VERSION"), summary_column = header.find("SUMMARY");
+  REQUIRE(version_column != std::string::npos);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == ' ' || line.rfind("search path", 0) == 0 || line.rfind("shadowed", 0) == 0) continue;
+    INFO(line);
+    REQUIRE(line.size() > summary_column);
+    CHECK(line[version_column - 1] == ' ');
+    CHECK(std::isdigit(static_cast<unsigned char>(line[version_column])));
+    CHECK(line[summary_column - 1] == ' ');
+    ++rows;
+  }
+  CHECK(rows >= 10);
 }
 
 TEST_CASE("run writes trajectory.csv and summary.json; validate checks without running", "[cli]") {
@@ -110,9 +129,15 @@ TEST_CASE("run writes trajectory.csv and summary.json; validate checks without r
   const std::string csv = read_file(out / "trajectory.csv");
   CHECK_THAT(csv, Contains("time,body.x,body.y,body.z,body.qw"));
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 1 + 10);  // header, t = 0, every 10th of 100 steps
-  const std::string summary = read_file(out / "summary.json");
-  CHECK_THAT(summary, Contains("\"group\": \"SE3\"") && Contains("\"steps\": 100") &&
-                          Contains("\"energy_drift_max_relative\""));
+  // summary.json is valid JSON with the run's choices and figures, in the order written.
+  const auto summary = nlohmann::ordered_json::parse(read_file(out / "summary.json"));
+  CHECK(summary.at("choices").at("group") == "SE3");
+  CHECK(summary.at("choices").at("representation").is_null());  // a free body has no tree representation
+  CHECK(summary.at("steps") == 100);
+  CHECK(summary.at("step_size") == 0.01);
+  CHECK(summary.at("energy_drift_max_relative").is_number_float());
+  CHECK(summary.at("energy_drift_max_relative").get<double>() < 1e-6);
+  CHECK(summary.begin().key() == "config");
   for (const auto& entry : fs::directory_iterator(out))
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
 
@@ -338,11 +363,8 @@ TEST_CASE("a model from a URDF file: the iiwa-like arm example runs and conserve
                             " --set simulation.step_size=" + step + " --set simulation.output_every=10");
     INFO(r.err);
     REQUIRE(r.status == 0);
-    const std::string summary = read_file(out / "summary.json");
-    const std::string key = "\"energy_drift_max_relative\": ";
-    const auto at = summary.find(key);
-    REQUIRE(at != std::string::npos);
-    drifts.push_back(std::stod(summary.substr(at + key.size())));
+    const auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+    drifts.push_back(summary.at("energy_drift_max_relative").get<double>());
     const std::string csv = read_file(out / "trajectory.csv");
     CHECK_THAT(csv, Contains("iiwa_link7.x"));
     // The initial values by joint name reached the state: the arm moves.

@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <set>
 #include <unordered_map>
@@ -17,6 +18,8 @@ struct ConfigDocument::Impl {
   mutable std::unordered_set<const toml::node*> used;
   // Keys each table was asked for, present or not: the candidates for "did you mean".
   mutable std::unordered_map<const toml::node*, std::set<std::string>> asked;
+  // Values given with --set (and their elements), with the assignment, for locations.
+  std::unordered_map<const toml::node*, std::string> overrides;
 };
 
 namespace {
@@ -109,6 +112,8 @@ bool ConfigDocument::is_used(const void* node) const {
 
 std::string ConfigDocument::location_of(const void* node) const {
   const auto& source = static_cast<const toml::node*>(node)->source();
+  if (const auto found = impl_->overrides.find(static_cast<const toml::node*>(node)); found != impl_->overrides.end())
+    return file_.string() + ": (--set " + found->second + ")";
   if (source.begin.line == 0) return file_.string() + ": (--set)";
   return file_.string() + ":" + std::to_string(source.begin.line) + ":" +
          std::to_string(source.begin.column);
@@ -161,7 +166,16 @@ void ConfigDocument::set_override(std::string_view assignment) {
   if (!table)
     throw ConfigError("--set " + std::string(assignment) + ": the parent of '" + segments.back() +
                       "' is not a table");
-  table->insert_or_assign(segments.back(), std::move(*parsed.get("value")));
+  const toml::node& value = table->insert_or_assign(segments.back(), std::move(*parsed.get("value"))).first->second;
+  // Its source position is in the text "value = ...": errors name the assignment instead.
+  std::function<void(const toml::node&)> record = [&](const toml::node& node) {
+    impl_->overrides[&node] = std::string(assignment);
+    if (const auto* array = node.as_array())
+      for (const auto& element : *array) record(element);
+    if (const auto* sub = node.as_table())
+      for (const auto& [key, element] : *sub) record(element);
+  };
+  record(value);
 }
 
 void ConfigDocument::reject_unused_keys() const {
@@ -231,7 +245,14 @@ const void* ConfigTable::find(std::string_view key) const {
 
 const void* ConfigTable::require(std::string_view key) const {
   const void* node = find(key);
-  if (!node) fail({}, "missing required key '" + path_of(key) + "'");
+  if (!node) {
+    // A misspelt key is reported here, before the unknown-key check: name it.
+    std::vector<std::string> present;
+    for (const auto& [name, value] : as_table(node_)) present.emplace_back(name.str());
+    const std::string typo = nearest_name(key, present);
+    fail({}, "missing required key '" + path_of(key) + "'" +
+                 (typo.empty() ? std::string() : " (is '" + path_of(typo) + "' a misspelling of it?)"));
+  }
   document_->mark_used(node);
   return node;
 }

@@ -3,15 +3,17 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <Eigen/Geometry>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
-#include <sstream>
 #include <unistd.h>
 
 namespace liembs {
@@ -112,32 +114,11 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
 
 namespace {
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double x) {
-  if (!std::isfinite(x)) return "null";
-  std::ostringstream out;
-  out << std::setprecision(17) << x;
-  return out.str();
+// Shortest text that reads back to x, for messages ("0.5", "1e-300").
+std::string short_number(double x) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  return std::string(buffer, result.ptr);
 }
 
 void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints,
@@ -280,16 +261,22 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   auto last_progress = start;
   bool progress_shown = false;
 
+  auto interrupted_where = [&] {
+    return "at t = " + short_number(state.time) + " s (" + std::to_string(summary.steps) + " of " +
+           std::to_string(steps) + " steps done)";
+  };
   run.integrator->start(space, state);
   for (long long k = 1; k <= steps; ++k) {
+    throw_if_interrupted(interrupted_where);
+    if (trajectory && (k & 1023) == 0) trajectory->check();
     const double h = (k == steps) ? end_time - state.time : step_size;
     const double time_before = state.time;
     if (constraints) summary.driver_swaps += constraints->switch_drivers(state);
     run.integrator->step(space, dynamics, state, h);
     if (!StateSpace::is_finite(state))
       throw SimulationError("the state of " + first_non_finite(model, dynamics, state) +
-                            " is not finite after the step from t = " + json_number(time_before) +
-                            " s with step size " + json_number(h) + " s (integrator '" + run.integrator_name +
+                            " is not finite after the step from t = " + short_number(time_before) +
+                            " s with step size " + short_number(h) + " s (integrator '" + run.integrator_name +
                             "'); reduce simulation.step_size");
     ++summary.steps;
     const Invariants now = invariants_at(state);
@@ -324,55 +311,50 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     }
   }
   if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
+  throw_if_interrupted(interrupted_where);
   summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.simulated_seconds = state.time;
   summary.final_state = state;
 
   if (summary_file) {
-    auto& out = summary_file->stream();
-    out << "{\n"
-        << "  \"config\": " << json_string(run.config_file.string()) << ",\n"
-        << "  \"title\": " << json_string(run.title) << ",\n"
-        << "  \"choices\": {\n"
-        << "    \"group\": " << json_string(run.group_name) << ",\n"
-        << "    \"algorithm\": " << json_string(run.algorithm_name) << ",\n"
-        << "    \"integrator\": " << json_string(run.integrator_name) << ",\n"
-        << "    \"integrator_description\": " << json_string(run.integrator->description()) << ",\n"
-        << "    \"representation\": " << (run.representation ? json_string(run.representation_name) : "null") << "\n"
-        << "  },\n"
-        << "  \"step_size\": " << json_number(step_size) << ",\n"
-        << "  \"end_time\": " << json_number(end_time) << ",\n"
-        << "  \"steps\": " << summary.steps << ",\n"
-        << "  \"wall_time_seconds\": " << json_number(summary.wall_seconds) << ",\n"
-        << "  \"steps_per_second\": " << json_number(summary.steps / std::max(summary.wall_seconds, 1e-12)) << ",\n"
-        << "  \"conservative\": " << (model.is_conservative() ? "true" : "false") << ",\n"
-        << "  \"force_free\": " << (model.is_force_free() ? "true" : "false") << ",\n"
-        << "  \"energy_initial\": " << json_number(summary.energy_initial) << ",\n"
-        << "  \"energy_final\": " << json_number(summary.energy_final) << ",\n"
-        << "  \"energy_drift_max_relative\": " << json_number(summary.energy_drift_max) << ",\n"
-        << "  \"angular_momentum_drift_max_relative\": " << json_number(summary.angular_momentum_drift_max) << ",\n"
-        << "  \"orthogonality_error_max\": " << json_number(summary.orthogonality_error_max) << ",\n";
-    auto write_per_joint = [&](const char* key, const std::vector<double>& values) {
-      out << "  " << json_string(key) << ": {";
-      for (std::size_t i = 0; i < values.size(); ++i)
-        out << (i ? ", " : "") << json_string(summary.constraint_names[i]) << ": " << json_number(values[i]);
-      out << "},\n";
-    };
+    // Keys in the order written; non-finite numbers become null.
+    nlohmann::ordered_json json;
+    json["config"] = run.config_file.string();
+    json["title"] = run.title;
+    json["choices"] = {{"group", run.group_name},
+                       {"algorithm", run.algorithm_name},
+                       {"integrator", run.integrator_name},
+                       {"integrator_description", run.integrator->description()},
+                       {"representation", run.representation ? nlohmann::ordered_json(run.representation_name)
+                                                              : nlohmann::ordered_json(nullptr)}};
+    json["step_size"] = step_size;
+    json["end_time"] = end_time;
+    json["steps"] = summary.steps;
+    json["wall_time_seconds"] = summary.wall_seconds;
+    json["steps_per_second"] = summary.steps / std::max(summary.wall_seconds, 1e-12);
+    json["conservative"] = model.is_conservative();
+    json["force_free"] = model.is_force_free();
+    json["energy_initial"] = summary.energy_initial;
+    json["energy_final"] = summary.energy_final;
+    json["energy_drift_max_relative"] = summary.energy_drift_max;
+    json["angular_momentum_drift_max_relative"] = summary.angular_momentum_drift_max;
+    json["orthogonality_error_max"] = summary.orthogonality_error_max;
     if (constraints) {
-      out << "  \"initial_projection_iterations\": " << summary.initial_projection_iterations << ",\n";
-      out << "  \"driver_swaps\": " << summary.driver_swaps << ",\n";
-      out << "  \"redundant_constraints\": [";
-      const auto redundant = constraints->redundant_constraints();
-      for (std::size_t i = 0; i < redundant.size(); ++i) out << (i ? ", " : "") << json_string(redundant[i]);
-      out << "],\n";
-      write_per_joint("constraint_violation_max", summary.constraint_violation_max);
-      write_per_joint("velocity_violation_max", summary.velocity_violation_max);
+      json["initial_projection_iterations"] = summary.initial_projection_iterations;
+      json["driver_swaps"] = summary.driver_swaps;
+      json["redundant_constraints"] = constraints->redundant_constraints();
+      auto per_joint = [&](const std::vector<double>& values) {
+        auto object = nlohmann::ordered_json::object();
+        for (std::size_t i = 0; i < values.size(); ++i) object[summary.constraint_names[i]] = values[i];
+        return object;
+      };
+      json["constraint_violation_max"] = per_joint(summary.constraint_violation_max);
+      json["velocity_violation_max"] = per_joint(summary.velocity_violation_max);
     }
-    out << "  \"integrator_statistics\": {";
-    const auto statistics = run.integrator->statistics();
-    for (std::size_t i = 0; i < statistics.size(); ++i)
-      out << (i ? ", " : "") << json_string(statistics[i].first) << ": " << json_number(statistics[i].second);
-    out << "}\n}\n";
+    auto statistics = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : run.integrator->statistics()) statistics[name] = value;
+    json["integrator_statistics"] = std::move(statistics);
+    summary_file->stream() << json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
     if (trajectory) trajectory->commit();
     summary_file->commit();
   }

@@ -1,0 +1,222 @@
+// SIGINT and SIGTERM during run, compare and eval: the command stops at the next step, case
+// or row, removes its temporaries, leaves earlier outputs untouched, says where it stopped
+// and exits 128 + signal (docs/reliability.md, "Signals"). The signals are sent to a child
+// process whose dispositions are reset to the default (a background job of a
+// non-interactive shell would ignore SIGINT).
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/util/interrupt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-interrupt-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// liembs started with SIGINT and SIGTERM at their default action and unblocked, stderr to `err`.
+struct Child {
+  pid_t pid = -1;
+  fs::path err;
+
+  Child(const std::vector<std::string>& arguments, const fs::path& err_file) : err(err_file) {
+    std::vector<std::string> argv_strings{LIEMBS_CLI};
+    argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults, empty;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    sigaddset(&defaults, SIGPIPE);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setsigmask(&attributes, &empty);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int failed = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    REQUIRE(failed == 0);
+  }
+
+  // True once the child has installed its handler for `signal` (the SigCgt mask of /proc).
+  bool catches(int signal) const {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("SigCgt:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1)) & 1u;
+    return false;
+  }
+
+  template <class Condition>
+  void wait_for(Condition condition) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!condition()) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      int status = 0;
+      REQUIRE(::waitpid(pid, &status, WNOHANG) == 0);  // still running
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  // The exit status, or -signal if the child was killed by a signal.
+  int finish() {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+const std::string free_body = LIEMBS_TEST_DATA_DIR "/free-body.toml";
+
+bool has_temporary(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("run stops on SIGINT or SIGTERM, removes its temporaries and keeps the earlier outputs", "[cli][signals]") {
+  const auto [signal, expected_status] = GENERATE(std::pair{SIGINT, 130}, std::pair{SIGTERM, 143});
+  const fs::path dir = scratch("run"), out = dir / "out";
+  {
+    Child earlier({"run", free_body, "--output", out.string(), "--quiet"}, dir / "earlier.err");
+    REQUIRE(earlier.finish() == 0);
+  }
+  const std::string trajectory = read_file(out / "trajectory.csv"), summary = read_file(out / "summary.json");
+  REQUIRE_FALSE(trajectory.empty());
+
+  Child child({"run", free_body, "--output", out.string(), "--set", "simulation.end_time=1e5", "--set",
+               "simulation.step_size=1e-4"},
+              dir / "err");
+  child.wait_for([&] { return has_temporary(out); });
+  ::kill(child.pid, signal);
+  CHECK(child.finish() == expected_status);
+  const std::string err = read_file(child.err);
+  CHECK_THAT(err, Contains("liembs run: interrupted by " + liembs::signal_name(signal) + " at t = ") &&
+                      Contains("steps done); no output written"));
+  CHECK(names_in(out) == std::vector<std::string>{"summary.json", "trajectory.csv"});
+  CHECK(read_file(out / "trajectory.csv") == trajectory);
+  CHECK(read_file(out / "summary.json") == summary);
+}
+
+TEST_CASE("a second SIGINT stops a run at once, still without leaving files", "[cli][signals]") {
+  const fs::path dir = scratch("twice"), out = dir / "out";
+  Child child({"run", free_body, "--output", out.string(), "--set", "simulation.end_time=1e5"}, dir / "err");
+  child.wait_for([&] { return fs::exists(out) && has_temporary(out); });
+  ::kill(child.pid, SIGINT);
+  ::kill(child.pid, SIGINT);
+  CHECK(child.finish() == 130);
+  CHECK(names_in(out).empty());
+}
+
+TEST_CASE("the second signal's handler unlinks the registered temporaries and exits 128 + signal", "[signals]") {
+  // Deterministic form of the test above: raise() delivers each signal before it returns.
+  const fs::path dir = scratch("handler");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    liembs::install_interrupt_handlers();
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDERR_FILENO);
+    liembs::AtomicFile first(dir / "first.csv"), second(dir / "second.csv");
+    first.stream() << "partial";
+    ::raise(SIGTERM);
+    if (liembs::pending_interrupt() != SIGTERM) ::_exit(10);
+    ::raise(SIGINT);
+    ::_exit(11);  // not reached: the handler exits
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(names_in(dir).empty());
+}
+
+TEST_CASE("compare stops between or inside its cases and says how many were done", "[cli][signals]") {
+  const fs::path dir = scratch("compare"), out = dir / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "comparison.csv") << "earlier result\n";
+  Child child({"compare", free_body, "--output", out.string(), "--vary", "group.name=SE3,SO3xR3", "--set",
+               "simulation.end_time=1e5"},
+              dir / "err");
+  child.wait_for([&] { return child.catches(SIGTERM); });
+  ::kill(child.pid, SIGTERM);
+  CHECK(child.finish() == 143);
+  CHECK_THAT(read_file(child.err), Contains("liembs compare: interrupted by SIGTERM") && Contains("of 2 cases"));
+  CHECK(names_in(out) == std::vector<std::string>{"comparison.csv"});
+  CHECK(read_file(out / "comparison.csv") == "earlier result\n");
+}
+
+TEST_CASE("eval stops at the next row and writes no output", "[cli][signals][eval]") {
+  // The states come through a FIFO, so the test decides when eval reads its next row.
+  const fs::path dir = scratch("eval"), fifo = dir / "states.csv", out = dir / "out";
+  fs::create_directories(out);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  ::signal(SIGPIPE, SIG_IGN);  // a write to the FIFO after eval exited fails instead of killing the test
+  Child child({"eval", LIEMBS_TEST_DATA_DIR "/trees/pendulum.toml", "--set", "algorithm.name=rnea", "--states",
+               fifo.string(), "--output", (out / "result.csv").string()},
+              dir / "err");
+  std::ofstream states(fifo);  // blocks until eval opens the FIFO
+  states << "time,q.pivot,qd.pivot,qdd.pivot\n0,0.1,0.2,0.3\n1,0.4,0.5,0.6\n" << std::flush;
+  child.wait_for([&] { return has_temporary(out); });  // the header is read, the output opened
+  ::kill(child.pid, SIGINT);
+  states << "2,0.7,0.8,0.9\n" << std::flush;  // eval reads the next row only after the signal
+  states.close();
+  CHECK(child.finish() == 130);
+  CHECK_THAT(read_file(child.err), Contains("liembs eval: interrupted by SIGINT after ") &&
+                                       Contains("state(s) of " + fifo.string() + "; no output written"));
+  CHECK(names_in(out).empty());
+}
