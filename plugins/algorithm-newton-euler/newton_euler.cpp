@@ -11,7 +11,8 @@
 // linearly, V_b = T(q) V (T = 1 on SE3; T = diag(1, R^T) on SO3xR3), so in them
 //   M = T^T M_b T,  Q = T^T (Q_b - M_b T' V),  J = J_b T,  eta = eta_b - J_b T' V,
 // which is the hybrid form of 002 eqs. 41-42 on SO3xR3. T and T' V come from the group
-// plugin (group_velocity_map), so any group works.
+// plugin (group_velocity_map), so any group works. The model's geometric constraints (DP1,
+// DP2, D, CD of paper 004, possibly driven by f(t)) follow the joints' rows.
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
@@ -36,7 +37,7 @@ std::vector<std::size_t> all_joints(const Model& model) {
 class AbsoluteCoordinateDynamics final : public ForwardDynamics, public ConstrainedSystem {
  public:
   AbsoluteCoordinateDynamics(std::shared_ptr<const Model> model, const Group& group)
-      : model_(std::move(model)), group_(group), joints_(*model_, all_joints(*model_)) {
+      : model_(std::move(model)), group_(group), joints_(*model_, all_joints(*model_), /*geometric=*/true) {
     for (const auto& body : model_->bodies) {
       inertia_.push_back(body.spatial_inertia());
       inertia_inverse_.push_back(inertia_.back().llt().solve(Mat6::Identity()));
@@ -100,6 +101,7 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   Eigen::Index constraint_count() const override { return joints_.rows(); }
   const std::vector<ConstraintBlock>& blocks() const override { return joints_.blocks(); }
   std::vector<std::string> redundant_constraints() const override { return joints_.dropped_rows(); }
+  int switch_drivers(const State& state) override { return joints_.switch_drivers(state.time); }
 
   GivenRates given_rates(const State& state) override {
     GivenRates given = given_joint_rates(*model_, state.poses);  // on body twists
@@ -126,9 +128,11 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
       twist_list_[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
     }
     const bool needs_constraint_jacobian = (what & (dae::jacobian | dae::acceleration_rhs)) != 0;
-    joints_.evaluate(poses_, twist_list_, (what & dae::residual) ? &terms.residual : nullptr,
+    // nu = f'(t) of rheonomic rows is the same in body twists and group coordinates (J V = J_b V_b).
+    joints_.evaluate(poses_, twist_list_, state.time, (what & dae::residual) ? &terms.residual : nullptr,
                      needs_constraint_jacobian ? &body_jacobian_ : nullptr,
-                     (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr);
+                     (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr,
+                     ((what & dae::velocity_rhs) && joints_.rheonomic()) ? &terms.velocity_rhs : nullptr);
 
     if (what & dae::mass) terms.mass.setZero(dimension, dimension);
     if (what & dae::forces) terms.forces.resize(dimension);

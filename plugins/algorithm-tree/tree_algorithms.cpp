@@ -329,6 +329,10 @@ class TreeAlgorithm final : public Algorithm {
     if (!context.representation)
       throw ModelError("it needs a twist representation: add [representation] name = \"body-fixed\" "
                        "(or spatial, hybrid, mixed)");
+    if (!context.model->constraints.empty())
+      throw ModelError("the model has geometric constraints ([[model.constraints]] or a JSON model, e.g. '" +
+                       context.model->constraints.front().name +
+                       "'), which live in absolute coordinates: use algorithm 'newton-euler'");
     if (context.model->joints.empty() && context.model->bodies.size() > 1)
       throw ModelError("it works on one tree, but the model has " + std::to_string(context.model->bodies.size()) +
                        " unconnected free bodies; use algorithm 'newton-euler' for absolute coordinates");

@@ -10,6 +10,8 @@ namespace liembs {
 
 namespace {
 
+double f_value(double value, const std::shared_ptr<const TimeFunction>& f, double t) { return f ? f->value(t) : value; }
+
 // Two unit vectors completing the unit vector e to a right-handed orthonormal frame.
 std::pair<Vec3, Vec3> perpendicular_pair(const Vec3& e) {
   Eigen::Index smallest;
@@ -71,7 +73,7 @@ Vec3 direction_bias(const BodyMotion& m, const Vec3& s) { return m.R * m.omega.c
 
 }  // namespace
 
-JointConstraintSet::JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints)
+JointConstraintSet::JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints, bool geometric)
     : bodies_(model.bodies.size()) {
   for (const std::size_t j : joints) {
     const Joint& joint = model.joints[j];
@@ -84,13 +86,13 @@ JointConstraintSet::JointConstraintSet(const Model& model, const std::vector<std
 
     const std::size_t first = rows_of_.size();
     auto point = [&](const Vec3& y) {
-      rows_of_.push_back({Kind::point, joint.parent, joint.child, in_a(y), in_b(y), {}, {}, 0.0});
+      rows_of_.push_back({Kind::point, joint.parent, joint.child, in_a(y), in_b(y), {}, {}, 0.0, nullptr, -1});
     };
     auto dot = [&](const Vec3& e_a, const Vec3& e_b) {  // keep the angle between two world directions
-      rows_of_.push_back({Kind::dot, joint.parent, joint.child, {}, {}, dir_a(e_a), dir_b(e_b), e_a.dot(e_b)});
+      rows_of_.push_back({Kind::dot, joint.parent, joint.child, {}, {}, dir_a(e_a), dir_b(e_b), e_a.dot(e_b), nullptr, -1});
     };
     auto distance = [&](const Vec3& y, const Vec3& e_a) {  // no relative translation along e_a
-      rows_of_.push_back({Kind::distance, joint.parent, joint.child, in_a(y), in_b(y), dir_a(e_a), {}, 0.0});
+      rows_of_.push_back({Kind::distance, joint.parent, joint.child, in_a(y), in_b(y), dir_a(e_a), {}, 0.0, nullptr, -1});
     };
     auto keep_axis = [&](const Vec3& e) {  // the axis fixed in a stays parallel to the axis fixed in b
       const auto [u1, u2] = perpendicular_pair(e);
@@ -155,9 +157,84 @@ JointConstraintSet::JointConstraintSet(const Model& model, const std::vector<std
     blocks_.push_back({joint.name, rows_, rows});
     rows_ += rows;
   }
+  first_geometric_row_ = rows_;
+  if (geometric) add_geometric_constraints(model);
+}
+
+JointConstraintSet::Row JointConstraintSet::geometric_row(const GeometricConstraint& g) {
+  Row row{Kind::dot, g.body_i, g.body_j, g.s_bar_p_i, g.s_bar_q_j, {}, {}, 0.0, nullptr, -1};
+  switch (g.type) {
+    case GeometricConstraint::Type::dp1:  // (A_i a_i) . (A_j a_j) - f   (004 eq. 1)
+      row.kind = Kind::dot;
+      row.direction_a = g.a_bar_i;
+      row.direction_b = g.a_bar_j;
+      break;
+    case GeometricConstraint::Type::dp2:  // (A_i a_i) . d_ij - f   (eq. 2)
+      row.kind = Kind::distance;
+      row.direction_a = g.a_bar_i;
+      break;
+    case GeometricConstraint::Type::distance:  // d_ij . d_ij - f   (eq. 3)
+      row.kind = Kind::squared_distance;
+      break;
+    case GeometricConstraint::Type::coordinate_difference:  // c . d_ij - f   (eq. 4)
+      row.kind = Kind::coordinate;
+      row.direction_a = g.c;
+      break;
+  }
+  if (g.f) {
+    if (g.f->is_constant())
+      row.value = g.f->value(0.0);
+    else
+      row.f = g.f;
+  }
+  return row;
+}
+
+void JointConstraintSet::add_geometric_constraints(const Model& model) {
+  for (std::size_t k = 0; k < model.constraints.size(); ++k) {
+    const GeometricConstraint& constraint = model.constraints[k];
+    Row row = geometric_row(constraint);
+    if (constraint.alternate) {
+      row.alternate = static_cast<int>(alternates_.size());
+      alternates_.push_back(geometric_row(*constraint.alternate));
+    }
+    rheonomic_ = rheonomic_ || row.f || row.alternate >= 0;
+    rows_of_.push_back(std::move(row));
+    if (!blocks_.empty() && rows_ > first_geometric_row_ && blocks_.back().name == constraint.name)
+      ++blocks_.back().rows;
+    else
+      blocks_.push_back({constraint.name, rows_, 1});
+    ++rows_;
+  }
+}
+
+int JointConstraintSet::switch_drivers(double time) {
+  int swaps = 0;
+  for (Row& row : rows_of_) {
+    if (row.alternate < 0) continue;
+    if (std::abs(std::abs(f_value(row.value, row.f, time)) - 1.0) >= 0.1) continue;
+    Row& alternate = alternates_[static_cast<std::size_t>(row.alternate)];
+    const int index = row.alternate;
+    std::swap(row, alternate);
+    row.alternate = index;  // the swapped-out row is now the alternate, at the same index
+    alternate.alternate = -1;
+    ++swaps;
+  }
+  return swaps;
 }
 
 void JointConstraintSet::select_rows(std::vector<Eigen::Index> rows) {
+  // Every geometric row must be kept.
+  for (Eigen::Index row = first_geometric_row_, k = 0; row < rows_; ++row) {
+    while (k < static_cast<Eigen::Index>(rows.size()) && rows[static_cast<std::size_t>(k)] < row) ++k;
+    if (k < static_cast<Eigen::Index>(rows.size()) && rows[static_cast<std::size_t>(k)] == row) continue;
+    std::string name;
+    for (const auto& block : blocks_)
+      if (row >= block.first && row < block.first + block.rows) name = block.name;
+    throw ModelError("constraint '" + name + "': a row is redundant with the joints and the constraints before it "
+                     "at the initial state (its Jacobian row is a combination of theirs); remove it or the "
+                     "constraint it repeats");
+  }
   selected_ = std::move(rows);
   selected_blocks_.clear();
   Eigen::Index next = 0;
@@ -181,33 +258,36 @@ std::vector<std::string> JointConstraintSet::dropped_rows() const {
   return notes;
 }
 
-void JointConstraintSet::evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+void JointConstraintSet::evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, double time,
                                   Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian,
-                                  Eigen::VectorXd* acceleration_rhs) const {
+                                  Eigen::VectorXd* acceleration_rhs, Eigen::VectorXd* velocity_rhs) const {
   if (!selected_.empty()) {
-    evaluate_all(poses, twists, residual ? &full_residual_ : nullptr, jacobian ? &full_jacobian_ : nullptr,
-                 acceleration_rhs ? &full_rhs_ : nullptr);
+    evaluate_all(poses, twists, time, residual ? &full_residual_ : nullptr, jacobian ? &full_jacobian_ : nullptr,
+                 acceleration_rhs ? &full_rhs_ : nullptr, velocity_rhs ? &full_velocity_rhs_ : nullptr);
     const auto n = static_cast<Eigen::Index>(selected_.size());
     if (residual) residual->resize(n);
     if (jacobian) jacobian->resize(n, full_jacobian_.cols());
     if (acceleration_rhs) acceleration_rhs->resize(n);
+    if (velocity_rhs) velocity_rhs->resize(n);
     for (Eigen::Index k = 0; k < n; ++k) {
       const Eigen::Index row = selected_[static_cast<std::size_t>(k)];
       if (residual) (*residual)(k) = full_residual_(row);
       if (jacobian) jacobian->row(k) = full_jacobian_.row(row);
       if (acceleration_rhs) (*acceleration_rhs)(k) = full_rhs_(row);
+      if (velocity_rhs) (*velocity_rhs)(k) = full_velocity_rhs_(row);
     }
     return;
   }
-  evaluate_all(poses, twists, residual, jacobian, acceleration_rhs);
+  evaluate_all(poses, twists, time, residual, jacobian, acceleration_rhs, velocity_rhs);
 }
 
-void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, double time,
                                       Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian,
-                                      Eigen::VectorXd* acceleration_rhs) const {
+                                      Eigen::VectorXd* acceleration_rhs, Eigen::VectorXd* velocity_rhs) const {
   if (residual) residual->resize(rows_);
   if (jacobian) jacobian->setZero(rows_, static_cast<Eigen::Index>(6 * bodies_));
   if (acceleration_rhs) acceleration_rhs->resize(rows_);
+  if (velocity_rhs) velocity_rhs->setZero(rows_);
 
   // Adds sign * (angular, linear) Jacobian blocks of body k to the rows at `row`.
   auto add_columns = [&](std::size_t body, Eigen::Index row, const auto& angular, const auto& linear, double sign) {
@@ -233,7 +313,7 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
       }
       case Kind::dot: {
         const Vec3 wa = a.R * c.direction_a, wb = b.R * c.direction_b;
-        if (residual) (*residual)(row) = wa.dot(wb) - c.value;
+        if (residual) (*residual)(row) = wa.dot(wb) - f_value(c.value, c.f, time);
         // d/dt (wa . wb) = omega_a . (s_a x R_a^T wb) + omega_b . (s_b x R_b^T wa)
         add_columns(c.a, row, Eigen::RowVector3d(c.direction_a.cross(a.R.transpose() * wb).transpose()),
                     Eigen::RowVector3d::Zero(), 1.0);
@@ -248,7 +328,7 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
       case Kind::distance: {
         const Vec3 d = point_position(b, c.point_b) - point_position(a, c.point_a);
         const Vec3 wa = a.R * c.direction_a;
-        if (residual) (*residual)(row) = d.dot(wa);
+        if (residual) (*residual)(row) = d.dot(wa) - f_value(c.value, c.f, time);
         // d/dt (d . wa) = wa . (x_b' - x_a') + omega_a . (s_a x R_a^T d)
         const Eigen::RowVector3d wa_t = wa.transpose();
         add_columns(c.b, row, Eigen::RowVector3d(-wa_t * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(wa_t * b.R), 1.0);
@@ -264,6 +344,35 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
         row += 1;
         break;
       }
+      case Kind::squared_distance: {  // D (004 eq. 3): d . d - f;  (d . d)' = 2 d . d'
+        const Vec3 d = point_position(b, c.point_b) - point_position(a, c.point_a);
+        if (residual) (*residual)(row) = d.squaredNorm() - f_value(c.value, c.f, time);
+        const Eigen::RowVector3d twice_d = 2.0 * d.transpose();
+        add_columns(c.b, row, Eigen::RowVector3d(-twice_d * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(twice_d * b.R), 1.0);
+        add_columns(c.a, row, Eigen::RowVector3d(-twice_d * a.R * so3::hat(c.point_a)), Eigen::RowVector3d(twice_d * a.R), -1.0);
+        if (acceleration_rhs) {
+          const Vec3 d_rate = point_velocity(b, c.point_b) - point_velocity(a, c.point_a);
+          (*acceleration_rhs)(row) =
+              -(2.0 * d_rate.squaredNorm() + 2.0 * d.dot(point_bias(b, c.point_b) - point_bias(a, c.point_a)));
+        }
+        row += 1;
+        break;
+      }
+      case Kind::coordinate: {  // CD (004 eq. 4): c . d - f, c = direction_a in the world frame
+        const Vec3& w = c.direction_a;
+        if (residual) (*residual)(row) = w.dot(point_position(b, c.point_b) - point_position(a, c.point_a)) - f_value(c.value, c.f, time);
+        const Eigen::RowVector3d w_t = w.transpose();
+        add_columns(c.b, row, Eigen::RowVector3d(-w_t * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(w_t * b.R), 1.0);
+        add_columns(c.a, row, Eigen::RowVector3d(-w_t * a.R * so3::hat(c.point_a)), Eigen::RowVector3d(w_t * a.R), -1.0);
+        if (acceleration_rhs) (*acceleration_rhs)(row) = -w.dot(point_bias(b, c.point_b) - point_bias(a, c.point_a));
+        row += 1;
+        break;
+      }
+    }
+    // Rheonomic rows: J V = f'(t), J V' = eta + f''(t).
+    if (c.f) {
+      if (velocity_rhs) (*velocity_rhs)(row - 1) = c.f->rate(time);
+      if (acceleration_rhs) (*acceleration_rhs)(row - 1) += c.f->acceleration(time);
     }
   }
 }

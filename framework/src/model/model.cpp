@@ -6,6 +6,8 @@
 #include <liembs/model/urdf_import.hpp>
 #include <liembs/util/nearest_name.hpp>
 
+#include "model_readers.hpp"
+
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
@@ -22,6 +24,16 @@ Mat6 RigidBody::spatial_inertia() const {
   M.bottomLeftCorner<3, 3>() = -mass * c;
   M.bottomRightCorner<3, 3>() = mass * Mat3::Identity();
   return M;
+}
+
+std::string_view to_string(GeometricConstraint::Type type) {
+  switch (type) {
+    case GeometricConstraint::Type::dp1: return "DP1";
+    case GeometricConstraint::Type::dp2: return "DP2";
+    case GeometricConstraint::Type::distance: return "D";
+    case GeometricConstraint::Type::coordinate_difference: return "CD";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(JointType type) {
@@ -413,7 +425,13 @@ Model load_model(const ConfigTable& table) {
   Model model;
   model.gravity = table.vec3_or("gravity", Vec3::Zero());
   std::set<std::string> initial_given;
-  if (table.contains("urdf")) {
+  if (table.contains("json")) {
+    for (const char* key : {"urdf", "floating_base"})
+      if (table.contains(key)) table.fail(key, "give either a JSON model (model.json) or a URDF file, not both");
+    const Vec3 gravity = model.gravity;
+    model = read_json_model(table);
+    model.gravity = gravity;
+  } else if (table.contains("urdf")) {
     const Vec3 gravity = model.gravity;
     model = read_urdf_model(table);
     model.gravity = gravity;
@@ -421,6 +439,7 @@ Model load_model(const ConfigTable& table) {
     if (table.contains("floating_base")) table.fail("floating_base", "only read together with a URDF file (model.urdf)");
     read_toml_bodies_and_joints(table, model, initial_given);
   }
+  read_geometric_constraints(table, model);
   read_initial_values(table, "initial_position", model, initial_given);
   read_initial_values(table, "initial_velocity", model, initial_given);
   read_loads(table, model);

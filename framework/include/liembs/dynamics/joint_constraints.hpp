@@ -14,6 +14,11 @@
 // reference configuration and along every motion of the joint. Helical joints have no
 // holonomic form in these primitives and are refused.
 //
+// The set also holds the model's geometric constraints (GCONs, model.hpp) when asked: DP1 is
+// a dot row and DP2 a distance row with a prescribed f(t), D and CD have rows of their own;
+// they follow the joints' rows, a block per constraint name. With f(t) the rows are
+// rheonomic: J V = nu = f'(t) and eta gets + f''(t) (constrained_system.hpp).
+//
 // Rows are functions of the bodies' poses; the Jacobian is taken with respect to their
 // body-fixed twists (omega, R^T r'), with 6 columns per model body (body k at 6k), and the
 // acceleration-level constraint is J V' = eta. J and eta come from the same attachment data
@@ -31,7 +36,8 @@ class JointConstraintSet {
  public:
   // Constraints of the given model joints; throws ModelError naming a joint that cannot be
   // written as a constraint.
-  JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints);
+  // With geometric = true, the model's geometric constraints follow the joints' rows.
+  JointConstraintSet(const Model& model, const std::vector<std::size_t>& joints, bool geometric = false);
 
   // Rows in use (all, or those kept by select_rows) and their blocks, one per joint.
   Eigen::Index rows() const { return selected_.empty() ? rows_ : static_cast<Eigen::Index>(selected_.size()); }
@@ -40,33 +46,55 @@ class JointConstraintSet {
 
   // Keeps only the given rows (ascending indices into the full set), e.g. those of
   // independent_rows(): the structurally redundant rows of a closed planar loop are dropped.
+  // Throws ModelError naming a geometric constraint whose row would be dropped (those are
+  // the user's own rows, often drivers: a redundant one is a modelling error).
   void select_rows(std::vector<Eigen::Index> rows);
+  // True when some row depends on time (a geometric constraint with a non-constant f).
+  bool rheonomic() const { return rheonomic_; }
+  // Swaps DP1 drivers near their singular points for their alternates (and back):
+  // | |f(t)| - 1 | < 0.1 (paper 004 section 4.2). Returns the number of swaps.
+  int switch_drivers(double time);
   // "joint 'D': 2 of 5 rows redundant" for each joint that lost rows; empty if none.
   std::vector<std::string> dropped_rows() const;
 
   // poses/twists: one per model body (twists body-fixed). Null outputs are not computed.
   // jacobian: rows() x 6 * bodies.
+  // At time t (the time functions of geometric constraints); velocity_rhs: nu = f'(t).
+  void evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, double time,
+                Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs,
+                Eigen::VectorXd* velocity_rhs = nullptr) const;
+  // Joints only (no time dependence).
   void evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, Eigen::VectorXd* residual,
-                Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const;
+                Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const {
+    evaluate(poses, twists, 0.0, residual, jacobian, acceleration_rhs);
+  }
 
  private:
-  void evaluate_all(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, Eigen::VectorXd* residual,
-                    Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const;
+  void evaluate_all(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, double time,
+                    Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs,
+                    Eigen::VectorXd* velocity_rhs) const;
+  void add_geometric_constraints(const Model& model);
 
-  enum class Kind { point, dot, distance };
+  // point: x_b - x_a (3 rows); dot: DP1; distance: DP2; squared_distance: D; coordinate: CD.
+  enum class Kind { point, dot, distance, squared_distance, coordinate };
   struct Row {
     Kind kind;
     std::size_t a, b;  // body indices (Joint::world for the ground)
     Vec3 point_a = Vec3::Zero(), point_b = Vec3::Zero();
-    Vec3 direction_a = Vec3::Zero(), direction_b = Vec3::Zero();
-    double value = 0.0;  // c of a dot row
+    Vec3 direction_a = Vec3::Zero(), direction_b = Vec3::Zero();  // coordinate: direction_a = c (world)
+    double value = 0.0;                    // constant f (c of a joint's dot row)
+    std::shared_ptr<const TimeFunction> f;  // f(t) instead of value when set
+    int alternate = -1;                     // index into alternates_ of a driver's alternate
   };
+  static Row geometric_row(const GeometricConstraint& constraint);
   std::vector<Row> rows_of_;  // one entry per primitive (a point primitive has 3 rows)
+  std::vector<Row> alternates_;  // the rows swapped with drivers' rows by switch_drivers
   std::vector<ConstraintBlock> blocks_, selected_blocks_;
   std::vector<Eigen::Index> selected_;
-  Eigen::Index rows_ = 0;
+  Eigen::Index rows_ = 0, first_geometric_row_ = 0;
+  bool rheonomic_ = false;
   // Full-size results before the selection.
-  mutable Eigen::VectorXd full_residual_, full_rhs_;
+  mutable Eigen::VectorXd full_residual_, full_rhs_, full_velocity_rhs_;
   mutable Eigen::MatrixXd full_jacobian_;
   std::size_t bodies_ = 0;
 };

@@ -5,7 +5,9 @@
 // free body: its configuration lives on the group chosen for the run (a floating base, or
 // a body in absolute coordinates).
 #include <liembs/lie/types.hpp>
+#include <liembs/util/time_function.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,9 +76,47 @@ Vec6 revolute_screw(const Vec3& axis, const Vec3& point);
 Vec6 prismatic_screw(const Vec3& axis);
 Vec6 helical_screw(const Vec3& axis, const Vec3& point, double pitch);
 
+// A basic geometric constraint (GCON) of paper 004, eqs. 1-4, between body i and body j
+// (either may be Joint::world, the ground), in absolute coordinates:
+//   DP1  a_i^T a_j - f(t)          a_i = A_i a_bar_i, a_j = A_j a_bar_j
+//   DP2  a_i^T d_ij - f(t)         d_ij = r_j + A_j s_bar_q_j - r_i - A_i s_bar_p_i
+//   D    d_ij^T d_ij - f(t)        (f = C^2 > 0: a squared distance)
+//   CD   c^T d_ij - f(t)           c a world direction (x, y, z for a coordinate difference)
+// d_ij points from P on i to Q on j. A composite joint of the paper's Table 1 (spherical,
+// revolute, ...) is a run of GCONs sharing the composite's name.
+struct GeometricConstraint {
+  enum class Type { dp1, dp2, distance, coordinate_difference };
+  std::string name;  // its block in reports: the [[model.constraints]] entry's name
+  Type type = Type::dp1;
+  std::size_t body_i = static_cast<std::size_t>(-1), body_j = static_cast<std::size_t>(-1);  // -1: ground
+  Vec3 a_bar_i = Vec3::Zero(), a_bar_j = Vec3::Zero();        // body-fixed directions (DP1; DP2 uses a_bar_i)
+  Vec3 s_bar_p_i = Vec3::Zero(), s_bar_q_j = Vec3::Zero();    // body-fixed points P, Q (DP2, D, CD)
+  Vec3 c = Vec3::Zero();                                       // world direction (CD)
+  std::shared_ptr<const TimeFunction> f;                       // prescribed f(t); null: f = 0
+  // A DP1 driver's alternate (same bodies, other vectors and f), swapped in when
+  // | |f(t)| - 1 | < 0.1 (paper 004 section 4.2); null if none.
+  std::shared_ptr<const GeometricConstraint> alternate;
+};
+
+std::string_view to_string(GeometricConstraint::Type type);
+
+// The lower pairs of paper 004's Table 1 composed from GCONs (docs/geometric-constraints.md):
+// spherical, universal, revolute, cylindrical, translational, revolute-cylindrical, appended
+// to `out` as GCONs named `name`. Axes a_bar_*, b_bar_* are normalized here.
+const std::vector<std::string>& composite_joint_types();
+struct CompositeJointData {
+  std::size_t body_i, body_j;
+  Vec3 s_bar_p_i = Vec3::Zero(), s_bar_q_j = Vec3::Zero();
+  Vec3 a_bar_i = Vec3::Zero(), a_bar_j = Vec3::Zero(), b_bar_i = Vec3::Zero(), b_bar_j = Vec3::Zero();
+};
+void add_composite_joint(const std::string& name, const std::string& type, const CompositeJointData& data,
+                         std::vector<GeometricConstraint>& out);
+
+
 struct Model {
   std::vector<RigidBody> bodies;
   std::vector<Joint> joints;
+  std::vector<GeometricConstraint> constraints;  // absolute coordinates only (newton-euler)
   Vec3 gravity = Vec3::Zero();
   std::vector<AppliedWrench> loads;
 
@@ -98,6 +138,9 @@ struct Model {
 // With `urdf = "file"` (relative to the TOML file) the bodies and joints come from the URDF
 // file (import_urdf); a URDF problem is a ModelError naming the key's position.
 // [model.initial_position] / [model.initial_velocity] set joint values by joint name.
+// [[model.constraints]] adds geometric constraints (docs/geometric-constraints.md); with
+// `json = "file"` the bodies' poses and velocities and the constraints come from a model
+// file in the JSON schema of paper 004's authors, and [[model.bodies]] give their inertia.
 Model load_model(const ConfigTable& model_table);
 
 // Checks that an inertia tensor about the centre of mass is physically possible;
