@@ -1,8 +1,10 @@
 // Algorithm plugin for trees in relative coordinates, in the representation chosen for the
 // run: forward dynamics by the articulated-body algorithm ("aba") or by the composite-
 // rigid-body algorithm and a Cholesky solve ("crba-cholesky") for simulations, and
-// inverse dynamics ("rnea"), the mass matrix ("crba"), the Coriolis matrix ("coriolis") and
-// gravity forces ("gravity") for `liembs eval`. A floating base moves on the run's group;
+// inverse dynamics ("rnea"), the mass matrix ("crba"), the Coriolis matrix ("coriolis"),
+// gravity forces ("gravity"), the analytic derivatives of inverse and forward dynamics
+// ("rnea-derivatives", "aba-derivatives") and the inverse-dynamics regressor ("regressor")
+// for `liembs eval` (docs/derivatives.md). A floating base moves on the run's group;
 // its velocity coordinates are converted to and from the body twist the algorithms use.
 // Joints that close loops are cut (the topology names them) and become loop-closure
 // constraints on the tree (liembs/dynamics/joint_constraints.hpp): the run then solves
@@ -10,6 +12,7 @@
 // aba and crba-cholesky was chosen, since M itself is needed.
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
@@ -194,15 +197,35 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
 };
 
 // What a tree algorithm computes, for runs and for `liembs eval`.
-enum class Quantity { forward_aba, forward_cholesky, inverse_dynamics, mass_matrix, coriolis_matrix, gravity_forces };
+enum class Quantity {
+  forward_aba,
+  forward_cholesky,
+  inverse_dynamics,
+  mass_matrix,
+  coriolis_matrix,
+  gravity_forces,
+  inverse_dynamics_derivatives,
+  forward_dynamics_derivatives,
+  regressor
+};
+
+bool uses_derivatives(Quantity quantity) {
+  return quantity == Quantity::inverse_dynamics_derivatives || quantity == Quantity::forward_dynamics_derivatives ||
+         quantity == Quantity::regressor;
+}
+
+// The inertial parameters of a body in the regressor's columns (tree_derivatives.hpp).
+const char* const inertial_parameter_names[kInertialParameters] = {"m",   "mcx", "mcy", "mcz", "Ixx",
+                                                                   "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
 
 // Column-oriented batch evaluation (README.md, "liembs eval"): inputs are the base state (if
 // the tree floats) and q, q' and q'' or tau per degree of freedom; outputs are named after
 // the generalized coordinates.
 class TreeEvaluator final : public BatchEvaluator {
  public:
-  TreeEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<TreeDynamics> dynamics, Quantity quantity)
-      : tree_(std::move(tree)), dynamics_(std::move(dynamics)), quantity_(quantity) {
+  TreeEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<TreeDynamics> dynamics,
+                std::unique_ptr<TreeDerivatives> derivatives, std::vector<std::string> body_names, Quantity quantity)
+      : tree_(std::move(tree)), dynamics_(std::move(dynamics)), derivatives_(std::move(derivatives)), quantity_(quantity) {
     const bool floating = tree_->floating_base;
     std::vector<std::string> coordinates;  // generalized coordinate names
     if (floating)
@@ -225,6 +248,10 @@ class TreeEvaluator final : public BatchEvaluator {
     };
     const std::vector<const char*> rate_names{"dwx", "dwy", "dwz", "dvx", "dvy", "dvz"};
     const std::vector<const char*> wrench_names{"mx", "my", "mz", "fx", "fy", "fz"};
+    const auto add_matrix = [&](const char* prefix) {  // row-major, rows and columns named after coordinates
+      for (const auto& row : coordinates)
+        for (const auto& column : coordinates) outputs_.push_back(std::string(prefix) + "." + row + "." + column);
+    };
     switch (quantity) {
       case Quantity::forward_aba:
       case Quantity::forward_cholesky:
@@ -235,13 +262,29 @@ class TreeEvaluator final : public BatchEvaluator {
         add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
         add_per_coordinate(outputs_, "tau.", "base.", wrench_names);
         break;
+      case Quantity::inverse_dynamics_derivatives:
+        add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
+        add_per_coordinate(outputs_, "tau.", "base.", wrench_names);
+        add_matrix("dtau_dq");
+        add_matrix("dtau_du");
+        add_matrix("M");
+        break;
+      case Quantity::forward_dynamics_derivatives:
+        add_per_coordinate(inputs_, "tau.", "base.", wrench_names);
+        add_per_coordinate(outputs_, "qdd.", "base.", rate_names);
+        add_matrix("dqdd_dq");
+        add_matrix("dqdd_du");
+        add_matrix("dqdd_dtau");
+        break;
+      case Quantity::regressor:
+        add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
+        for (const auto& row : coordinates)
+          for (const auto& body : body_names)
+            for (const char* parameter : inertial_parameter_names) outputs_.push_back("Y." + row + "." + body + "." + parameter);
+        break;
       case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", "base.", wrench_names); break;
       case Quantity::mass_matrix:
-      case Quantity::coriolis_matrix:
-        for (const auto& row : coordinates)
-          for (const auto& column : coordinates)
-            outputs_.push_back(std::string(quantity == Quantity::mass_matrix ? "M." : "C.") + row + "." + column);
-        break;
+      case Quantity::coriolis_matrix: add_matrix(quantity == Quantity::mass_matrix ? "M" : "C"); break;
     }
   }
 
@@ -284,19 +327,46 @@ class TreeEvaluator final : public BatchEvaluator {
       case Quantity::gravity_forces: dynamics_->gravity_forces(state_, vector_); break;
       case Quantity::mass_matrix: dynamics_->mass_matrix(state_, matrix_); break;
       case Quantity::coriolis_matrix: dynamics_->coriolis_matrix(state_, matrix_); break;
+      case Quantity::inverse_dynamics_derivatives: {
+        derivatives_->inverse_dynamics_derivatives(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), inverse_);
+        out = write_row_major(write_row_major(write_row_major(write_vector(out, inverse_.force), inverse_.force_by_q),
+                                              inverse_.force_by_u),
+                              inverse_.mass);
+        return;
+      }
+      case Quantity::forward_dynamics_derivatives: {
+        derivatives_->forward_dynamics_derivatives(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), forward_);
+        out = write_row_major(write_row_major(write_row_major(write_vector(out, forward_.acceleration), forward_.acceleration_by_q),
+                                              forward_.acceleration_by_u),
+                              forward_.acceleration_by_force);
+        return;
+      }
+      case Quantity::regressor:
+        derivatives_->inverse_dynamics_regressor(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), matrix_);
+        write_row_major(out, matrix_);
+        return;
     }
-    if (quantity_ == Quantity::mass_matrix || quantity_ == Quantity::coriolis_matrix) {
-      for (int r = 0; r < nv; ++r)
-        for (int c = 0; c < nv; ++c) out[r * nv + c] = matrix_(r, c);  // row-major, as the columns are named
-    } else {
-      Eigen::Map<Eigen::VectorXd>(out, nv) = vector_;
-    }
+    if (quantity_ == Quantity::mass_matrix || quantity_ == Quantity::coriolis_matrix) write_row_major(out, matrix_);
+    else write_vector(out, vector_);
   }
 
  private:
+  // Writes a vector, or a matrix row by row (as the columns are named); returns the next free entry.
+  static double* write_vector(double* out, const Eigen::VectorXd& vector) {
+    Eigen::Map<Eigen::VectorXd>(out, vector.size()) = vector;
+    return out + vector.size();
+  }
+  static double* write_row_major(double* out, const Eigen::MatrixXd& matrix) {
+    Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out, matrix.rows(), matrix.cols()) = matrix;
+    return out + matrix.size();
+  }
+
   std::shared_ptr<const KinematicTree> tree_;
   std::unique_ptr<TreeDynamics> dynamics_;
+  std::unique_ptr<TreeDerivatives> derivatives_;  // for the derivative quantities
   Quantity quantity_;
+  InverseDynamicsDerivatives inverse_;
+  ForwardDynamicsDerivatives forward_;
   std::vector<std::string> inputs_, outputs_;
   TreeState state_;
   Eigen::VectorXd vector_;
@@ -321,7 +391,11 @@ class TreeAlgorithm final : public Algorithm {
     check(context);
     auto tree = std::make_shared<const KinematicTree>(compile_tree(*context.model));
     auto dynamics = context.representation->bind_tree(tree);
-    return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), quantity_);
+    auto derivatives = uses_derivatives(quantity_) ? context.representation->bind_derivatives(tree) : nullptr;
+    std::vector<std::string> body_names;
+    for (const RigidBody& body : context.model->bodies) body_names.push_back(body.name);
+    return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), std::move(derivatives),
+                                           std::move(body_names), quantity_);
   }
 
  private:
@@ -357,4 +431,9 @@ LIEMBS_PLUGIN(registrar) {
   add("crba", Quantity::mass_matrix, "mass matrix of a tree: composite-rigid-body algorithm (liembs eval)");
   add("coriolis", Quantity::coriolis_matrix, "Coriolis matrix C with M' - 2C skew-symmetric (liembs eval)");
   add("gravity", Quantity::gravity_forces, "gravity and load forces of a tree (liembs eval)");
+  add("rnea-derivatives", Quantity::inverse_dynamics_derivatives,
+      "inverse dynamics of a tree and its analytic derivatives dtau/dq, dtau/du, M (liembs eval)");
+  add("aba-derivatives", Quantity::forward_dynamics_derivatives,
+      "forward dynamics of a tree and its analytic derivatives dqdd/dq, dqdd/du, M^-1 (liembs eval)");
+  add("regressor", Quantity::regressor, "inverse-dynamics regressor Y of a tree, tau = Y pi (liembs eval)");
 }

@@ -425,3 +425,47 @@ TEST_CASE("a model from a URDF file: errors name the TOML key and the URDF probl
     CHECK_THAT(r.err, Contains("model.bodies: the bodies and joints come from model.urdf"));
   }
 }
+
+TEST_CASE("eval writes the analytic derivatives and the regressor under their documented column names",
+          "[cli][eval][derivatives]") {
+  const std::string model = "'" LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml'";
+  const fs::path dir = scratch("eval-derivatives");
+  std::ofstream(dir / "id.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n0.1,0.2,0.3,0.4,0.5,0.6\n";
+  std::ofstream(dir / "fd.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,tau.shoulder,tau.elbow\n0.1,0.2,0.3,0.4,1.5,-2\n";
+  const auto eval = [&](const std::string& algorithm, const char* states) {
+    const fs::path out = dir / (algorithm + ".csv");
+    const Result r = liembs("eval " + model + " --set algorithm.name=" + algorithm + " --states '" + (dir / states).string() +
+                            "' --output '" + out.string() + "'");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return read_file(out);
+  };
+  // Rows and columns named after the coordinates, row-major; M as crba writes it.
+  const std::string inverse = eval("rnea-derivatives", "id.csv");
+  CHECK_THAT(inverse, Contains("tau.shoulder,tau.elbow,dtau_dq.shoulder.shoulder,dtau_dq.shoulder.elbow,"
+                               "dtau_dq.elbow.shoulder,dtau_dq.elbow.elbow,dtau_du.shoulder.shoulder"));
+  CHECK_THAT(inverse, Contains("dtau_du.elbow.elbow,M.shoulder.shoulder,M.shoulder.elbow,M.elbow.shoulder,M.elbow.elbow"));
+  const auto derivatives = numeric_rows(inverse).at(0);
+  const auto mass = numeric_rows(eval("crba", "id.csv")).at(0);  // qd.*, qdd.* copied, then M
+  REQUIRE(derivatives.size() == 2 + 3 * 4);
+  REQUIRE(mass.size() == 4 + 4);
+  for (int k = 0; k < 4; ++k) CHECK(std::abs(derivatives[10 + k] - mass[4 + k]) < 1e-12);
+  // dqdd/dtau = M^-1.
+  const std::string forward = eval("aba-derivatives", "fd.csv");
+  CHECK_THAT(forward, Contains("qdd.shoulder,qdd.elbow,dqdd_dq.shoulder.shoulder"));
+  CHECK_THAT(forward, Contains("dqdd_du.elbow.elbow,dqdd_dtau.shoulder.shoulder,dqdd_dtau.shoulder.elbow"));
+  const auto f = numeric_rows(forward).at(0);
+  REQUIRE(f.size() == 2 + 3 * 4);
+  const double* M = &mass[4];
+  const double* Minv = &f[10];
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 2; ++c) CHECK(std::abs(M[2 * r] * Minv[c] + M[2 * r + 1] * Minv[2 + c] - (r == c ? 1.0 : 0.0)) < 1e-12);
+  const std::string regressor = eval("regressor", "id.csv");
+  CHECK_THAT(regressor, Contains("Y.shoulder.upper.m,Y.shoulder.upper.mcx"));
+  CHECK_THAT(regressor, Contains("Y.elbow.lower.Izz"));
+  CHECK(numeric_rows(regressor).at(0).size() == 2 * 2 * 10);
+  // A derivative algorithm cannot integrate a run.
+  const Result r = liembs("validate " + model + " --set algorithm.name=rnea-derivatives");
+  CHECK(r.status == 4);
+  CHECK_THAT(r.err, Contains("rnea-derivatives") && Contains("does not compute forward dynamics"));
+}

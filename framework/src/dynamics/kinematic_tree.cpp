@@ -1,4 +1,5 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
@@ -9,6 +10,7 @@
 namespace liembs {
 
 TreeDynamics::~TreeDynamics() = default;
+TreeDerivatives::~TreeDerivatives() = default;
 
 namespace {
 

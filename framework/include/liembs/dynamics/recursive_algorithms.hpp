@@ -30,6 +30,9 @@
 namespace liembs {
 
 template <class Policy>
+class RecursiveDerivatives;  // derivative_algorithms.hpp: uses the joint poses and tree data below
+
+template <class Policy>
 class RecursiveDynamics final : public TreeDynamics {
  public:
   using Transform = typename Policy::Transform;
@@ -302,6 +305,8 @@ class RecursiveDynamics final : public TreeDynamics {
   }
 
  private:
+  friend class RecursiveDerivatives<Policy>;
+
   int base_offset() const { return nodes_.floating_base ? 6 : 0; }
 
   void check_sizes(const TreeState& state, const Eigen::VectorXd* vector, const char* what) const {
@@ -537,18 +542,6 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<Vec6> node_body_twist_, node_body_acceleration_, spatial_twist_;
   Vec6 spatial_base_twist_ = Vec6::Zero();
   Matrix6X spatial_columns_, spatial_column_rates_;
-};
-
-// The Representation component of a policy: what a representation plugin registers.
-template <class Policy>
-class RepresentationComponent final : public Representation {
- public:
-  std::unique_ptr<TreeDynamics> bind_tree(std::shared_ptr<const KinematicTree> tree) const override {
-    return std::make_unique<RecursiveDynamics<Policy>>(std::move(tree));
-  }
-  Vec6 twist_from_body(const Pose& pose, const Vec6& body_twist) const override {
-    return Policy::from_body(pose, body_twist);
-  }
 };
 
 }  // namespace liembs

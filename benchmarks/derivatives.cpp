@@ -1,0 +1,200 @@
+// Analytic derivatives of the equations of motion (derivative_algorithms.hpp) against the
+// same model's RNEA and ABA and against central finite differences of LieMBS's own RNEA and
+// ABA (4 n kernel calls per pair of matrices), in every twist representation, in one run;
+// a ratio table at the end (docs/derivatives.md, "Benchmark").
+//
+//   bench-derivatives [Google Benchmark options]
+//
+// Models: the iiwa-like arm, a chain of 24 revolute joints and the floating torso with four
+// limbs of six joints.
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_derivatives.hpp>
+#include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/lie/se3.hpp>
+#include <liembs/model/urdf_import.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/plugin/representation.hpp>
+
+#include <support/model_generators.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+
+using namespace liembs;
+
+namespace {
+
+constexpr const char* representation_names[] = {"body-fixed", "spatial", "hybrid", "mixed"};
+
+struct Sample {
+  TreeState state;
+  Eigen::VectorXd acceleration, force;
+};
+
+Sample random_sample(const KinematicTree& tree, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  Sample sample;
+  const int n = tree.dof(), nv = tree.velocity_dimension();
+  sample.state.q = Eigen::VectorXd::NullaryExpr(n, [&] { return 3.0 * uniform(random); });
+  sample.state.qd = Eigen::VectorXd::NullaryExpr(n, [&] { return uniform(random); });
+  if (tree.floating_base) {
+    sample.state.base = se3::exp(Vec6::NullaryExpr([&] { return uniform(random); }));
+    sample.state.base_twist = Vec6::NullaryExpr([&] { return uniform(random); });
+  }
+  sample.acceleration = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
+  sample.force = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
+  return sample;
+}
+
+// Central differences of a kernel y = f(state) along every coordinate and every velocity,
+// the base along C exp(xi), into by_q and by_u: what the analytic derivatives replace.
+template <class Kernel>
+void central_differences(const KinematicTree& tree, const TreeState& state, Kernel&& f, Eigen::MatrixXd& by_q,
+                         Eigen::MatrixXd& by_u) {
+  constexpr double h = 1e-6;
+  const int nv = tree.velocity_dimension(), offset = tree.floating_base ? 6 : 0;
+  by_q.resize(nv, nv);
+  by_u.resize(nv, nv);
+  TreeState moved = state;
+  Eigen::VectorXd plus, minus;
+  for (int c = 0; c < nv; ++c) {
+    for (const double sign : {1.0, -1.0}) {
+      moved = state;
+      if (c < offset) moved.base = se3::compose(state.base, se3::exp(Vec6(sign * h * Vec6::Unit(c))));
+      else moved.q(c - offset) += sign * h;
+      f(moved, sign > 0 ? plus : minus);
+    }
+    by_q.col(c) = (plus - minus) / (2 * h);
+    for (const double sign : {1.0, -1.0}) {
+      moved = state;
+      if (c < offset) moved.base_twist(c) += sign * h;
+      else moved.qd(c - offset) += sign * h;
+      f(moved, sign > 0 ? plus : minus);
+    }
+    by_u.col(c) = (plus - minus) / (2 * h);
+  }
+}
+
+class RecordingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      const double time = run.GetAdjustedCPUTime();
+      const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
+      if (!inserted) entry->second = std::min(entry->second, time);  // fastest repetition
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> times;  // nanoseconds
+};
+
+// Every benchmark alternates between two states.
+using Samples = std::array<Sample, 2>;
+
+// "model/KERNEL/representation" for RNEA, ABA, dID, dFD, FD-dID and FD-dFD.
+void register_model(const std::string& model, const std::string& who, std::shared_ptr<TreeDynamics> dynamics,
+                    std::shared_ptr<TreeDerivatives> derivatives, std::shared_ptr<Samples> samples) {
+  const auto add = [&](const char* kernel, auto body) {
+    benchmark::RegisterBenchmark((model + "/" + kernel + "/" + who).c_str(), [body, samples](benchmark::State& bench) {
+      std::size_t k = 0;
+      for (auto _ : bench) body((*samples)[k++ & 1]);
+    });
+  };
+  add("RNEA", [dynamics, out = Eigen::VectorXd()](const Sample& s) mutable {
+    dynamics->inverse_dynamics(s.state, s.acceleration, out);
+    benchmark::DoNotOptimize(out.data());
+  });
+  add("ABA", [dynamics, out = Eigen::VectorXd()](const Sample& s) mutable {
+    dynamics->forward_dynamics(s.state, s.force, out);
+    benchmark::DoNotOptimize(out.data());
+  });
+  add("dID", [derivatives, out = InverseDynamicsDerivatives()](const Sample& s) mutable {
+    derivatives->inverse_dynamics_derivatives(s.state, s.acceleration, out);
+    benchmark::DoNotOptimize(out.force_by_q.data());
+  });
+  add("dFD", [derivatives, out = ForwardDynamicsDerivatives()](const Sample& s) mutable {
+    derivatives->forward_dynamics_derivatives(s.state, s.force, out);
+    benchmark::DoNotOptimize(out.acceleration_by_q.data());
+  });
+  const KinematicTree* tree = &dynamics->tree();
+  add("FD-dID", [dynamics, tree, by_q = Eigen::MatrixXd(), by_u = Eigen::MatrixXd()](const Sample& s) mutable {
+    central_differences(*tree, s.state, [&](const TreeState& x, Eigen::VectorXd& y) { dynamics->inverse_dynamics(x, s.acceleration, y); },
+                        by_q, by_u);
+    benchmark::DoNotOptimize(by_q.data());
+  });
+  add("FD-dFD", [dynamics, tree, by_q = Eigen::MatrixXd(), by_u = Eigen::MatrixXd()](const Sample& s) mutable {
+    central_differences(*tree, s.state, [&](const TreeState& x, Eigen::VectorXd& y) { dynamics->forward_dynamics(x, s.force, y); },
+                        by_q, by_u);
+    benchmark::DoNotOptimize(by_q.data());
+  });
+}
+
+struct BenchModel {
+  std::string name, urdf;
+  bool floating = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace liembs::test_models;
+  Registry registry;
+  const std::vector<BenchModel> models{{"iiwa", urdf_model("iiwa-like-arm.urdf"), false},
+                                       {"chain24", random_chain_urdf(24, 7, true), false},
+                                       {"torso4x6", floating_torso_urdf(3, true), true}};
+  try {
+    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    registry.load();
+    const auto no_options = ConfigDocument::from_string("", "options");
+    for (const auto& bench_model : models) {
+      Model model = import_urdf_string(bench_model.urdf, bench_model.name, bench_model.floating);
+      model.gravity = Vec3(0, 0, -9.81);
+      auto tree = std::make_shared<const KinematicTree>(compile_tree(model));
+      auto samples = std::make_shared<Samples>(Samples{random_sample(*tree, 11), random_sample(*tree, 12)});
+      for (const char* name : representation_names) {
+        auto representation = registry.create<Representation>(name, no_options->root());
+        register_model(bench_model.name, name, representation->bind_tree(tree), representation->bind_derivatives(tree), samples);
+      }
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "bench-derivatives: " << error.what() << "\n";
+    return 1;
+  }
+  int count = argc;
+  benchmark::Initialize(&count, argv);
+  RecordingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  // Per model: the best representation of each kernel, and the ratios of the bars.
+  const auto best = [&](const std::string& model, const char* kernel, std::string* who = nullptr) {
+    double time = 1e300;
+    for (const char* name : representation_names) {
+      const auto found = reporter.times.find(model + "/" + kernel + "/" + name);
+      if (found != reporter.times.end() && found->second < time) {
+        time = found->second;
+        if (who) *who = name;
+      }
+    }
+    return time;
+  };
+  std::cout << "\n| model | dID ns (best) | dID / RNEA | dFD ns (best) | dFD / ABA | FD of RNEA / dID | FD of ABA / dFD |\n"
+               "|---|---|---|---|---|---|---|\n";
+  for (const auto& bench_model : models) {
+    const std::string& m = bench_model.name;
+    std::string id_who, fd_who;
+    const double id = best(m, "dID", &id_who), fd = best(m, "dFD", &fd_who);
+    std::cout << "| " << m << " | " << std::fixed << std::setprecision(0) << id << " (" << id_who << ") | "
+              << std::setprecision(2) << id / best(m, "RNEA") << " | " << std::setprecision(0) << fd << " (" << fd_who
+              << ") | " << std::setprecision(2) << fd / best(m, "ABA") << " | " << std::setprecision(1)
+              << best(m, "FD-dID") / id << " | " << best(m, "FD-dFD") / fd << " |\n";
+  }
+  return 0;
+}

@@ -1,0 +1,449 @@
+#pragma once
+// Analytic partial derivatives of the equations of motion of a tree (paper 000 section 6.1)
+// and the inverse-dynamics regressor (000 section 6: the equations are linear in the
+// inertial parameters), written once over a representation policy and instantiated by
+// the representation plugins (representation_component.hpp). O(n d) like CRBA (d the
+// depth), no finite differences, no automatic differentiation; per-node data in
+// preallocated arrays; the only virtual call is the TreeDerivatives entry point.
+//
+// The derivative algebra runs in the world frame (spatial twists about the world origin,
+// 000 section 4.2) whatever the representation: there a joint screw S_k moves with an
+// ancestor joint j by the bracket dS_k/dq_j = [S_j, S_k] (000 eqs. 16, 21), a subtree moved
+// by joint j carries its twists, wrenches and inertias along by ad (the "carried" part
+// below), and composites add without transforms. The representation's recursion
+// (RecursiveDynamics<Policy>) gives the joint poses; results and cost are the same in the
+// four built-in representations.
+//
+// Algorithm (world frame, p the parent node, a_g = (0; -g) the root acceleration, 000 R3):
+//   forward   V_i = V_p + S_i q'_i,   Psi_i = [V_i, S_i] (= S_i', 000 eq. 17)
+//             A_i = A_p + S_i q''_i + Psi_i q'_i                          (000 eq. 18)
+//             f_i = M_i A_i - ad_{V_i}^T M_i V_i - W_i^ext                  (000 eq. 72)
+//             B_i = M_i ad_{V_i} + ad_{V_i}^T M_i + bar(M_i V_i)  (ad_X^T h = bar(h) X)
+//   backward  subtree sums I^c_i, B^c_i, F_i (of f), L^c_i (world-frame loads, below)
+//   with Phi_j = [A_j, S_j] + [V_j, Psi_j], for a row i in the subtree of column j:
+//     dtau_i/dq_j  = S_i . (I^c_i Phi_j - B^c_i Psi_j - L^c_i S_j)
+//     dtau_i/dq'_j = S_i . (2 I^c_i Psi_j - B^c_i S_j),      M_ij = S_i . I^c_i S_j
+//   and for a row i strictly above column j, S_i . G_j and S_i . H_j with
+//     G_j = -ad_{S_j}^T F_j + I^c_j Phi_j - B^c_j Psi_j - L^c_j S_j,  H_j = 2 I^c_j Psi_j - B^c_j S_j.
+// Derivation: moving joint j by dq_j moves its subtree rigidly by S_j dq_j; all terms of
+// A_l, V_l, f_l (l in the subtree) follow by ad except Phi_j + [Psi_j, V_l] and Psi_j,
+// which enter f_l through M_l and its velocity coupling B_l; the carried parts of S_i and
+// F_i cancel in S_i . F_i.
+// Floating base: six columns along C_0 exp(xi) with S_0 = Ad_{C_0} (its columns) and u_0 the
+// body twist. Under C_0 exp(xi) the whole tree, its velocities and u_0' are carried, and
+// only gravity (and world-frame loads) stay: Phi_0 = [a_g, S_0], Psi_0 = 0; the base
+// twist enters every A_l through the joints' Psi: Theta_0 = [V_0, S_0] in place of 2 Psi.
+//
+// World-frame loads (a pure moment m and a force f at a point x fixed in the body) are not
+// carried: under a motion S = (w, v) their wrench (m + x * f, f) changes by the carried part
+// plus L S, L = [[x~ f~ + m~, 0], [f~, 0]] (a load enters f_l with a minus sign).
+//
+// Forward dynamics: the first sweep runs at u' = 0 and gives the bias and M (from the
+// composites), u' = M^-1 (tau - bias) by Cholesky, the accelerations are then added to A_i
+// and F_i, and du'/dx = -M^-1 dtau/dx.
+#include <liembs/dynamics/recursive_algorithms.hpp>
+#include <liembs/dynamics/tree_derivatives.hpp>
+
+#include <span>
+
+namespace liembs {
+
+namespace derivative_kernels {
+
+// A 6x6 operator that reads only the angular part of a twist: X = (w, v) -> (Q w, c x w).
+// The velocity coupling B (with c = 2 p, p the linear momentum) and the world-load term L
+// (c = f) have this form. Sums of them stay of it, so composites are 12 numbers.
+struct AngularOperator {
+  Mat3 Q = Mat3::Zero();
+  Vec3 c = Vec3::Zero();
+
+  LIEMBS_STRONG_INLINE Vec6 operator*(const Vec6& X) const {
+    const Vec3 w = X.head<3>();
+    const Vec3 top = Q * w, bottom = c.cross(w);
+    return pairs(top(0), top(1), top(2), bottom(0), bottom(1), bottom(2));
+  }
+  // (A^T Y) . X = Y . (A X): the 6-vector A^T Y, whose linear part is zero.
+  LIEMBS_STRONG_INLINE Vec3 transpose_times(const Vec6& Y) const {
+    return Q.transpose() * Y.head<3>() + Y.tail<3>().cross(c);
+  }
+  AngularOperator& operator+=(const AngularOperator& other) {
+    Q += other.Q;
+    c += other.c;
+    return *this;
+  }
+};
+
+// B = M ad_V + ad_V^T M + bar(M V) for a rigid-body inertia M = [[I, H], [-H, m 1]] (H = h~)
+// and V = (w, v), with W = w~, U = v~ and the momentum (L, p) = M V. Its blocks are
+// [[I W - W I + H U + U H + L~, [H, W] - m U + p~], [2 p~ - ..., 0]]; with p = m v - h x w
+// the upper right block vanishes and the lower left is 2 p~ (so B reads only w).
+LIEMBS_STRONG_INLINE AngularOperator velocity_coupling(const RigidInertia& M, const Vec6& V, const Vec6& momentum) {
+  const Mat3 W = so3::hat(V.head<3>());
+  const Mat3 IW = M.I * W;
+  const Mat3 HU = twist_transforms::hat_times(M.h, so3::hat(V.tail<3>()));
+  AngularOperator B;
+  B.Q = IW + IW.transpose() + HU + HU.transpose() + so3::hat(momentum.head<3>());
+  B.c = 2.0 * momentum.tail<3>();
+  return B;
+}
+
+// L of a world-frame load: moment m, force f at the world point x.
+LIEMBS_STRONG_INLINE AngularOperator world_load_operator(const Vec3& moment, const Vec3& force, const Vec3& x) {
+  AngularOperator L;
+  L.Q = twist_transforms::hat_times(x, so3::hat(force)) + so3::hat(moment);
+  L.c = force;
+  return L;
+}
+
+// The body-frame Newton-Euler wrench as a linear map of the 10 inertial parameters
+// (m, h = m c, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz about the origin): with the body twist
+// (w, v), its rate (alpha, a) (gravity included) and abar = a + w x v,
+//   moment = I alpha + w x I w + h x abar,   force = m abar + (alpha~ + w~ w~) h.
+inline Eigen::Matrix<double, 6, kInertialParameters> body_regressor(const Vec6& V, const Vec6& A) {
+  const Vec3 w = V.head<3>(), v = V.tail<3>(), alpha = A.head<3>();
+  const Vec3 abar = A.tail<3>() + w.cross(v);
+  const auto rotational = [](const Vec3& x) {  // I x = rotational(x) (I_xx, I_xy, I_xz, I_yy, I_yz, I_zz)
+    Eigen::Matrix<double, 3, 6> out;
+    out << x(0), x(1), x(2), 0.0, 0.0, 0.0, 0.0, x(0), 0.0, x(1), x(2), 0.0, 0.0, 0.0, x(0), 0.0, x(1), x(2);
+    return out;
+  };
+  const Mat3 Wx = so3::hat(w);
+  Eigen::Matrix<double, 6, kInertialParameters> Y = Eigen::Matrix<double, 6, kInertialParameters>::Zero();
+  Y.block<3, 1>(3, 0) = abar;
+  Y.block<3, 3>(0, 1) = -so3::hat(abar);
+  Y.block<3, 3>(3, 1) = so3::hat(alpha) + Wx * Wx;
+  Y.block<3, 6>(0, 4) = rotational(alpha) + Wx * rotational(w);
+  return Y;
+}
+
+}  // namespace derivative_kernels
+
+template <class Policy>
+class RecursiveDerivatives final : public TreeDerivatives {
+ public:
+  using AngularOperator = derivative_kernels::AngularOperator;
+
+  explicit RecursiveDerivatives(std::shared_ptr<const KinematicTree> tree)
+      : kernels_(std::move(tree)), nodes_(kernels_.nodes_) {
+    const auto n = static_cast<std::size_t>(nodes_.dof());
+    S_.resize(n);
+    V_.resize(n);
+    Psi_.resize(n);
+    A_.resize(n);
+    Phi_.resize(n);
+    F_.resize(n);
+    inertia_.resize(n);
+    composite_.resize(n);
+    coupling_.resize(n);
+    loads_.resize(n);
+    IS_.resize(n);
+    BS_.resize(n);
+    LS_.resize(n);
+    H_.resize(n);
+    acceleration_increment_.resize(n);
+    force_increment_.resize(n);
+    world_loads_ = kernels_.world_loads_;
+    gravity_acceleration_.setZero();
+    gravity_acceleration_.tail<3>() = -nodes_.gravity;
+  }
+
+  std::string_view representation() const override { return Policy::name; }
+  const KinematicTree& tree() const override { return kernels_.tree(); }
+
+  void inverse_dynamics_derivatives(const TreeState& state, const Eigen::VectorXd& acceleration,
+                                    InverseDynamicsDerivatives& out) override {
+    kernels_.check_sizes(state, &acceleration, "acceleration");
+    forward_pass(state, &acceleration, true);
+    backward_pass();
+    generalized_forces(out.force);
+    velocity_columns(out.force_by_u, out.mass);
+    configuration_columns(out.force_by_q);
+  }
+
+  void forward_dynamics_derivatives(const TreeState& state, const Eigen::VectorXd& force,
+                                    ForwardDynamicsDerivatives& out) override {
+    kernels_.check_sizes(state, &force, "force");
+    forward_pass(state, nullptr, true);  // u' = 0: the bias
+    backward_pass();
+    generalized_forces(bias_);
+    velocity_columns(force_by_u_, mass_);
+    cholesky_.compute(mass_);
+    if (cholesky_.info() != Eigen::Success)
+      throw SimulationError("singular configuration: the mass matrix is not positive definite");
+    out.acceleration = cholesky_.solve(force - bias_);
+    add_accelerations(out.acceleration);
+    configuration_columns(force_by_q_);
+    out.acceleration_by_force.setIdentity(mass_.rows(), mass_.cols());
+    cholesky_.solveInPlace(out.acceleration_by_force);
+    out.acceleration_by_q.noalias() = -out.acceleration_by_force * force_by_q_;
+    out.acceleration_by_u.noalias() = -out.acceleration_by_force * force_by_u_;
+  }
+
+  void inverse_dynamics_regressor(const TreeState& state, const Eigen::VectorXd& acceleration,
+                                  Eigen::MatrixXd& regressor) override {
+    kernels_.check_sizes(state, &acceleration, "acceleration");
+    forward_pass(state, &acceleration, false);
+    const std::size_t bodies = nodes_.body_node.size();
+    const int offset = base_offset();
+    regressor.setZero(nodes_.velocity_dimension(), static_cast<Eigen::Index>(bodies) * kInertialParameters);
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const int node = nodes_.body_node[b];
+      if (node < 0 && !nodes_.floating_base) continue;  // welded to the world: no force anywhere
+      const auto k = static_cast<std::size_t>(node);
+      const Pose body_pose = se3::compose(node >= 0 ? kernels_.pose_[k] : state.base, nodes_.body_offset[b]);
+      const Mat6 to_body = se3::Ad_inverse(body_pose);
+      const Vec6 twist = to_body * (node >= 0 ? V_[k] : root_twist_);
+      const Vec6 rate = to_body * (node >= 0 ? A_[k] : root_acceleration_);
+      // The body's world wrench per parameter, Ad^-T Y_b, paired with every joint screw above it.
+      const Eigen::Matrix<double, 6, kInertialParameters> world =
+          to_body.transpose() * derivative_kernels::body_regressor(twist, rate);
+      const Eigen::Index column = static_cast<Eigen::Index>(b) * kInertialParameters;
+      if (node >= 0) {
+        regressor.block<1, kInertialParameters>(offset + node, column) = S_[k].transpose() * world;
+        for (const int j : ancestors(k))
+          regressor.block<1, kInertialParameters>(offset + j, column) = S_[static_cast<std::size_t>(j)].transpose() * world;
+      }
+      if (nodes_.floating_base) regressor.block<6, kInertialParameters>(0, column) = base_adjoint_.transpose() * world;
+    }
+  }
+
+ private:
+  int base_offset() const { return nodes_.floating_base ? 6 : 0; }
+
+  // The ancestors of node k, nearest first.
+  std::span<const int> ancestors(std::size_t k) const {
+    return {kernels_.ancestors_.data() + kernels_.ancestors_begin_[k], kernels_.ancestors_.data() + kernels_.ancestors_begin_[k + 1]};
+  }
+
+  // Poses, screws, twists, accelerations (u' given, else 0) and, with `dynamics`, the node
+  // inertias, Newton-Euler wrenches and velocity couplings, root first.
+  void forward_pass(const TreeState& state, const Eigen::VectorXd* acceleration, bool dynamics) {
+    kernels_.base_pose_ = nodes_.floating_base ? state.base : Pose{};
+    const int n = nodes_.dof();
+    const int offset = base_offset();
+    root_twist_.setZero();
+    root_acceleration_ = gravity_acceleration_;
+    if (nodes_.floating_base) {
+      base_adjoint_ = se3::Ad(state.base);
+      root_twist_ = base_adjoint_ * state.base_twist;
+      if (acceleration) root_acceleration_ += base_adjoint_ * acceleration->head<6>();  // (Ad_C V^b)' = Ad_C V^b'
+      if (dynamics) {
+        root_inertia_ = twist_transforms::Adjoint::congruence(state.base, kernels_.base_rigid_);
+        const Vec6 momentum = root_inertia_ * root_twist_;
+        root_force_ = root_inertia_ * root_acceleration_ + representations::momentum_rate_bias(root_twist_, momentum);
+        root_composite_ = root_inertia_;
+        root_coupling_ = derivative_kernels::velocity_coupling(root_inertia_, root_twist_, momentum);
+        root_loads_ = AngularOperator{};
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const int p = nodes_.parent[k];
+      const auto parent = static_cast<std::size_t>(p);
+      kernels_.joint_pose(k, state.q(i), relative_);
+      se3::compose_into(p >= 0 ? kernels_.pose_[parent] : kernels_.base_pose_, relative_, kernels_.pose_[k]);
+      const Pose& pose = kernels_.pose_[k];
+      S_[k] = representations::world_screw(pose, kernels_.aligned_.axial[k]);
+      const double qd = state.qd(i);
+      V_[k] = (p >= 0 ? V_[parent] : root_twist_) + S_[k] * qd;
+      Psi_[k] = se3::bracket(V_[k], S_[k]);
+      A_[k] = (p >= 0 ? A_[parent] : root_acceleration_) + Psi_[k] * qd;
+      if (acceleration) A_[k] += S_[k] * (*acceleration)(offset + i);
+      if (!dynamics) continue;
+      inertia_[k] = twist_transforms::Adjoint::congruence(pose, kernels_.rigid_[k]);
+      const Vec6 momentum = inertia_[k] * V_[k];
+      F_[k] = inertia_[k] * A_[k] + representations::momentum_rate_bias(V_[k], momentum);
+      composite_[k] = inertia_[k];
+      coupling_[k] = derivative_kernels::velocity_coupling(inertia_[k], V_[k], momentum);
+      if (world_loads_) loads_[k] = AngularOperator{};
+    }
+    if (dynamics) subtract_loads(state);
+  }
+
+  // The model's constant loads leave the node wrenches (000 rule R2); world-frame loads also
+  // give their L (see the top of this file).
+  void subtract_loads(const TreeState& state) {
+    for (const auto& load : nodes_.loads) {
+      const bool root = load.node < 0;
+      const Pose& frame = root ? state.base : kernels_.pose_[static_cast<std::size_t>(load.node)];
+      Vec6& target = root ? root_force_ : F_[static_cast<std::size_t>(load.node)];
+      if (load.world_frame) {
+        const Vec3 point = frame.R * load.point + frame.r;
+        const Vec3 moment = load.wrench.head<3>(), force = load.wrench.tail<3>();
+        target.head<3>() -= moment + point.cross(force);
+        target.tail<3>() -= force;
+        (root ? root_loads_ : loads_[static_cast<std::size_t>(load.node)]) +=
+            derivative_kernels::world_load_operator(moment, force, point);
+      } else {
+        target -= se3::Ad_inverse(frame).transpose() * load.wrench;  // Ad_C^-T W^b
+      }
+    }
+  }
+
+  // Subtree sums, leaves first.
+  void backward_pass() {
+    for (int i = nodes_.dof() - 1; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      const int p = nodes_.parent[k];
+      if (p >= 0) {
+        const auto parent = static_cast<std::size_t>(p);
+        composite_[parent] += composite_[k];
+        coupling_[parent] += coupling_[k];
+        F_[parent] += F_[k];
+        if (world_loads_) loads_[parent] += loads_[k];
+      } else if (nodes_.floating_base) {
+        root_composite_ += composite_[k];
+        root_coupling_ += coupling_[k];
+        root_force_ += F_[k];
+        if (world_loads_) root_loads_ += loads_[k];
+      }
+    }
+  }
+
+  // tau_i = S_i . F_i; the base's body-frame wrench Ad_C^T F_0.
+  void generalized_forces(Eigen::VectorXd& force) const {
+    force.resize(nodes_.velocity_dimension());
+    const int offset = base_offset();
+    for (int i = 0; i < nodes_.dof(); ++i) force(offset + i) = S_[static_cast<std::size_t>(i)].dot(F_[static_cast<std::size_t>(i)]);
+    if (nodes_.floating_base) force.head<6>() = base_adjoint_.transpose() * root_force_;
+  }
+
+  // M and dtau/du (they do not depend on u'), and the per-node products I^c S, B^c^T S, H
+  // that configuration_columns reuses.
+  void velocity_columns(Eigen::MatrixXd& by_u, Eigen::MatrixXd& mass) {
+    const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
+    by_u.setZero(nv, nv);
+    mass.setZero(nv, nv);
+    const bool floating = nodes_.floating_base;
+    if (floating) {
+      // Theta_0 = [V_0, S_0]: ad_{V_0} Ad_C, column by column.
+      base_rate_.noalias() = se3::ad(root_twist_) * base_adjoint_;
+      root_matrix_ = root_composite_.matrix();
+      base_IS_.noalias() = root_matrix_ * base_adjoint_;
+      mass.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_IS_;
+      for (int c = 0; c < 6; ++c) base_BS_.col(c) = root_coupling_ * base_adjoint_.col(c);
+      base_block_.noalias() = root_matrix_ * base_rate_ - base_BS_;
+      by_u.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const Vec6& S = S_[k];
+      IS_[k] = composite_[k] * S;
+      BS_[k] = coupling_[k].transpose_times(S);
+      H_[k] = 2.0 * (composite_[k] * Psi_[k]) - coupling_[k] * S;
+      const Vec6& a = IS_[k];
+      const Vec3& b = BS_[k];
+      const int row = offset + i;
+      // Row i against its own and its ancestors' columns, column i against the ancestors' rows.
+      mass(row, row) = a.dot(S);
+      by_u(row, row) = 2.0 * a.dot(Psi_[k]) - b.dot(S.head<3>());
+      for (const int j : ancestors(k)) {
+        const auto c = static_cast<std::size_t>(j);
+        mass(row, offset + j) = mass(offset + j, row) = a.dot(S_[c]);
+        by_u(row, offset + j) = 2.0 * a.dot(Psi_[c]) - b.dot(S_[c].head<3>());
+        by_u(offset + j, row) = S_[c].dot(H_[k]);
+      }
+      if (floating) {
+        mass.block<1, 6>(row, 0) = a.transpose() * base_adjoint_;
+        mass.block<6, 1>(0, row) = mass.block<1, 6>(row, 0).transpose();
+        by_u.block<1, 6>(row, 0) = a.transpose() * base_rate_ - b.transpose() * base_adjoint_.topRows<3>();
+        by_u.block<6, 1>(0, row) = base_adjoint_.transpose() * H_[k];
+      }
+    }
+  }
+
+  // dtau/dq at the current accelerations (velocity_columns ran first).
+  void configuration_columns(Eigen::MatrixXd& by_q) {
+    const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
+    by_q.setZero(nv, nv);
+    const bool floating = nodes_.floating_base;
+    if (floating) {
+      // Phi_0 = [a_g, S_0]; only gravity and world loads stay when the base moves.
+      base_rate_.noalias() = se3::ad(gravity_acceleration_) * base_adjoint_;
+      base_block_.noalias() = root_matrix_ * base_rate_;
+      if (world_loads_)
+        for (int c = 0; c < 6; ++c) base_block_.col(c) -= root_loads_ * base_adjoint_.col(c);
+      by_q.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      Phi_[k] = se3::bracket(A_[k], S_[k]) + se3::bracket(V_[k], Psi_[k]);
+      // G_i = -ad_{S_i}^T F_i + I^c_i Phi_i - B^c_i Psi_i - L^c_i S_i
+      Vec6 G = representations::momentum_rate_bias(S_[k], F_[k]) + composite_[k] * Phi_[k] - coupling_[k] * Psi_[k];
+      if (world_loads_) {
+        G -= loads_[k] * S_[k];
+        LS_[k] = loads_[k].transpose_times(S_[k]);
+      }
+      const Vec6& a = IS_[k];
+      const Vec3& b = BS_[k];
+      const int row = offset + i;
+      by_q(row, row) = configuration_entry(k, a, b, k);
+      for (const int j : ancestors(k)) {
+        const auto c = static_cast<std::size_t>(j);
+        by_q(row, offset + j) = configuration_entry(k, a, b, c);
+        by_q(offset + j, row) = S_[c].dot(G);
+      }
+      if (floating) {
+        by_q.block<1, 6>(row, 0) = a.transpose() * base_rate_;
+        if (world_loads_) by_q.block<1, 6>(row, 0) -= LS_[k].transpose() * base_adjoint_.topRows<3>();
+        by_q.block<6, 1>(0, row) = base_adjoint_.transpose() * G;
+      }
+    }
+  }
+
+  // dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
+  LIEMBS_STRONG_INLINE double configuration_entry(std::size_t i, const Vec6& a, const Vec3& b, std::size_t j) const {
+    double entry = a.dot(Phi_[j]) - b.dot(Psi_[j].head<3>());
+    if (world_loads_) entry -= LS_[i].dot(S_[j].head<3>());
+    return entry;
+  }
+
+  // After a sweep at u' = 0: adds the accelerations' terms S_i q''_i (and Ad_C u_0') to A_i
+  // and M_l dA_l to the subtree wrenches F_i.
+  void add_accelerations(const Eigen::VectorXd& acceleration) {
+    const int n = nodes_.dof(), offset = base_offset();
+    Vec6 root_increment = Vec6::Zero();
+    if (nodes_.floating_base) {
+      root_increment = base_adjoint_ * acceleration.head<6>();
+      root_acceleration_ += root_increment;
+      root_force_ += root_inertia_ * root_increment;
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const int p = nodes_.parent[k];
+      acceleration_increment_[k] = (p >= 0 ? acceleration_increment_[static_cast<std::size_t>(p)] : root_increment) +
+                                   S_[k] * acceleration(offset + i);
+      A_[k] += acceleration_increment_[k];
+      force_increment_[k] = inertia_[k] * acceleration_increment_[k];
+    }
+    for (int i = n - 1; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      F_[k] += force_increment_[k];
+      const int p = nodes_.parent[k];
+      if (p >= 0) force_increment_[static_cast<std::size_t>(p)] += force_increment_[k];
+      else if (nodes_.floating_base) root_force_ += force_increment_[k];
+    }
+  }
+
+  RecursiveDynamics<Policy> kernels_;  // the representation's joint poses, tree data and ancestor lists
+  const KinematicTree& nodes_;         // the aligned tree the kernels work in
+  bool world_loads_ = false;
+  Vec6 gravity_acceleration_;
+  Pose relative_;
+  // Per node, world frame.
+  std::vector<Vec6> S_, V_, Psi_, A_, Phi_, F_, IS_, H_, acceleration_increment_, force_increment_;
+  std::vector<Vec3> BS_, LS_;
+  std::vector<RigidInertia> inertia_, composite_;
+  std::vector<AngularOperator> coupling_, loads_;
+  // The floating base (root).
+  Mat6 base_adjoint_ = Mat6::Identity(), base_rate_, base_IS_, base_BS_, base_block_, root_matrix_;
+  Vec6 root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_force_ = Vec6::Zero();
+  RigidInertia root_inertia_, root_composite_;
+  AngularOperator root_coupling_, root_loads_;
+  // Forward dynamics.
+  Eigen::VectorXd bias_;
+  Eigen::MatrixXd mass_, force_by_q_, force_by_u_;
+  Eigen::LLT<Eigen::MatrixXd> cholesky_;
+};
+
+}  // namespace liembs

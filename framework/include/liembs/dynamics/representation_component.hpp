@@ -1,0 +1,26 @@
+#pragma once
+// The Representation component of a policy: what a representation plugin registers. It
+// binds the recursive algorithms (recursive_algorithms.hpp) and their derivatives
+// (derivative_algorithms.hpp) instantiated with the policy, so a third-party policy written
+// against representations.hpp gets both.
+#include <liembs/dynamics/derivative_algorithms.hpp>
+#include <liembs/dynamics/recursive_algorithms.hpp>
+#include <liembs/plugin/representation.hpp>
+
+namespace liembs {
+
+template <class Policy>
+class RepresentationComponent final : public Representation {
+ public:
+  std::unique_ptr<TreeDynamics> bind_tree(std::shared_ptr<const KinematicTree> tree) const override {
+    return std::make_unique<RecursiveDynamics<Policy>>(std::move(tree));
+  }
+  std::unique_ptr<TreeDerivatives> bind_derivatives(std::shared_ptr<const KinematicTree> tree) const override {
+    return std::make_unique<RecursiveDerivatives<Policy>>(std::move(tree));
+  }
+  Vec6 twist_from_body(const Pose& pose, const Vec6& body_twist) const override {
+    return Policy::from_body(pose, body_twist);
+  }
+};
+
+}  // namespace liembs
