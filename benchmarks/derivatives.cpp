@@ -17,9 +17,12 @@
 
 #include <support/model_generators.hpp>
 
+#include "bench_support.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -27,31 +30,13 @@
 #include <random>
 
 using namespace liembs;
+using liembs::bench::random_sample;
+using liembs::bench::RecordingReporter;
+using liembs::bench::Sample;
 
 namespace {
 
 constexpr const char* representation_names[] = {"body-fixed", "spatial", "hybrid", "mixed"};
-
-struct Sample {
-  TreeState state;
-  Eigen::VectorXd acceleration, force;
-};
-
-Sample random_sample(const KinematicTree& tree, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  Sample sample;
-  const int n = tree.dof(), nv = tree.velocity_dimension();
-  sample.state.q = Eigen::VectorXd::NullaryExpr(n, [&] { return 3.0 * uniform(random); });
-  sample.state.qd = Eigen::VectorXd::NullaryExpr(n, [&] { return uniform(random); });
-  if (tree.floating_base) {
-    sample.state.base = se3::exp(Vec6::NullaryExpr([&] { return uniform(random); }));
-    sample.state.base_twist = Vec6::NullaryExpr([&] { return uniform(random); });
-  }
-  sample.acceleration = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
-  sample.force = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
-  return sample;
-}
 
 // Central differences of a kernel y = f(state) along every coordinate and every velocity,
 // the base along C exp(xi), into by_q and by_u: what the analytic derivatives replace.
@@ -82,20 +67,6 @@ void central_differences(const KinematicTree& tree, const TreeState& state, Kern
   }
 }
 
-class RecordingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      const double time = run.GetAdjustedCPUTime();
-      const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
-      if (!inserted) entry->second = std::min(entry->second, time);  // fastest repetition
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;  // nanoseconds
-};
-
 // Every benchmark alternates between two states.
 using Samples = std::array<Sample, 2>;
 
@@ -103,7 +74,7 @@ using Samples = std::array<Sample, 2>;
 void register_model(const std::string& model, const std::string& who, std::shared_ptr<TreeDynamics> dynamics,
                     std::shared_ptr<TreeDerivatives> derivatives, std::shared_ptr<Samples> samples) {
   const auto add = [&](const char* kernel, auto body) {
-    benchmark::RegisterBenchmark((model + "/" + kernel + "/" + who).c_str(), [body, samples](benchmark::State& bench) {
+    benchmark::RegisterBenchmark((model + "/" + kernel + "/" + who).c_str(), [body, samples](benchmark::State& bench) mutable {
       std::size_t k = 0;
       for (auto _ : bench) body((*samples)[k++ & 1]);
     });

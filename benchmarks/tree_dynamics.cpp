@@ -12,6 +12,7 @@
 #include <liembs/plugin/registry.hpp>
 
 #include <peers/peer.hpp>
+#include "bench_support.hpp"
 #include <support/model_generators.hpp>
 
 #include <benchmark/benchmark.h>
@@ -30,6 +31,9 @@
 
 using namespace liembs;
 using namespace liembs::test_models;
+using liembs::bench::random_sample;
+using liembs::bench::RecordingReporter;
+using liembs::bench::Sample;
 
 namespace {
 
@@ -38,43 +42,6 @@ struct BenchModel {
   std::string urdf;
   bool floating = false;
   int joint_dof = 0;  // set when the model is compiled
-};
-
-struct Sample {
-  TreeState state;
-  Eigen::VectorXd acceleration, force;
-};
-
-Sample random_sample(const KinematicTree& tree, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  Sample sample;
-  const int n = tree.dof(), nv = tree.velocity_dimension();
-  sample.state.q = Eigen::VectorXd::NullaryExpr(n, [&] { return 3.0 * uniform(random); });
-  sample.state.qd = Eigen::VectorXd::NullaryExpr(n, [&] { return uniform(random); });
-  if (tree.floating_base) {
-    sample.state.base = se3::exp(Vec6::NullaryExpr([&] { return uniform(random); }));
-    sample.state.base_twist = Vec6::NullaryExpr([&] { return uniform(random); });
-  }
-  sample.acceleration = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
-  sample.force = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
-  return sample;
-}
-
-// Collects CPU time per benchmark name for the ratio table: the fastest repetition
-// (--benchmark_repetitions), the estimate least disturbed by other work on the machine.
-class RecordingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      const double time = run.GetAdjustedCPUTime();
-      const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
-      if (!inserted) entry->second = std::min(entry->second, time);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;  // nanoseconds
 };
 
 const char* algorithms[] = {"RNEA", "ABA", "CRBA", "CRBA+Cholesky"};

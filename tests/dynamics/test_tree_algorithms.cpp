@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include <random_trees.hpp>
+#include <representation_plugins.hpp>
 
 #include <Eigen/Eigenvalues>
 
@@ -37,7 +38,7 @@ using liembs::testing::tree_variants;
 
 namespace {
 
-constexpr std::array<const char*, 4> representation_names{"body-fixed", "spatial", "hybrid", "mixed"};
+using liembs::testing::representation_names;
 constexpr unsigned seeds_per_variant = 3;
 
 // Round-off agreement between the recursions and the closed form, relative to the size
@@ -66,31 +67,9 @@ double condition_number(const Eigen::MatrixXd& M) {
   return eigenvalues.maxCoeff() / eigenvalues.minCoeff();
 }
 
-// The representation plugins, loaded from the build tree's plugin folder. The registry
-// is declared first so that it outlives the components created from its libraries.
-struct Representations {
-  Registry registry;
-  std::shared_ptr<ConfigDocument> options = ConfigDocument::from_string("", "options");
-  std::vector<std::pair<std::string, std::unique_ptr<Representation>>> loaded;
-  std::string problems;  // what is missing, and why
-
-  Representations() {
-    try {
-      registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "build tree", true}});
-      registry.load();
-    } catch (const std::exception& error) {
-      problems = std::string("cannot load the plugins of ") + LIEMBS_TEST_PLUGIN_DIR + ": " + error.what();
-      return;
-    }
-    for (const char* name : representation_names) {
-      try {
-        loaded.emplace_back(name, registry.create<Representation>(name, options->root()));
-      } catch (const std::exception& error) {
-        problems += std::string(problems.empty() ? "" : "; ") + "representation plugin '" + name +
-                    "' is not available from " + LIEMBS_TEST_PLUGIN_DIR + ": " + error.what();
-      }
-    }
-  }
+// The representation plugins, loaded from the build tree's plugin folder.
+struct Representations : liembs::testing::RepresentationPlugins {
+  Representations() : RepresentationPlugins(LIEMBS_TEST_PLUGIN_DIR) {}
 };
 
 // One model bound to every representation.

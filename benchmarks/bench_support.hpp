@@ -1,0 +1,57 @@
+#pragma once
+// Shared by the tree benchmarks: random states of a tree and a reporter that keeps the
+// fastest repetition of every benchmark for the ratio tables.
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_state.hpp>
+#include <liembs/lie/se3.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace liembs::bench {
+
+// A state with q in [-3, 3], rates, accelerations and forces in [-1, 1], and (floating) a
+// random base pose and twist.
+struct Sample {
+  TreeState state;
+  Eigen::VectorXd acceleration, force;
+};
+
+inline Sample random_sample(const KinematicTree& tree, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  Sample sample;
+  const int n = tree.dof(), nv = tree.velocity_dimension();
+  sample.state.q = Eigen::VectorXd::NullaryExpr(n, [&] { return 3.0 * uniform(random); });
+  sample.state.qd = Eigen::VectorXd::NullaryExpr(n, [&] { return uniform(random); });
+  if (tree.floating_base) {
+    sample.state.base = se3::exp(Vec6::NullaryExpr([&] { return uniform(random); }));
+    sample.state.base_twist = Vec6::NullaryExpr([&] { return uniform(random); });
+  }
+  sample.acceleration = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
+  sample.force = Eigen::VectorXd::NullaryExpr(nv, [&] { return uniform(random); });
+  return sample;
+}
+
+// Collects CPU time per benchmark name for the ratio table: the fastest repetition
+// (--benchmark_repetitions), the estimate least disturbed by other work on the machine.
+class RecordingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      const double time = run.GetAdjustedCPUTime();
+      const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
+      if (!inserted) entry->second = std::min(entry->second, time);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> times;  // nanoseconds
+};
+
+}  // namespace liembs::bench
