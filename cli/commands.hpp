@@ -21,6 +21,7 @@ int validate_command(const std::vector<std::string>& arguments);
 int plugins_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
+int study_command(const std::vector<std::string>& arguments);
 
 // Runs `body`, turning LieMBS errors into a message on stderr and an exit status.
 int guarded(const char* command, int (*body)(const std::vector<std::string>&),

@@ -18,6 +18,7 @@ const char* usage =
     "  validate FILE.toml  check FILE (schema, model, plugins) without running it\n"
     "  compare FILE.toml   run FILE for every combination of --vary values and print a table\n"
     "  eval FILE.toml      evaluate FILE's algorithm for the states of a CSV file (--states, --output)\n"
+    "  study STUDY.toml    run the cases of a study file; write results.csv, study.json, report.html\n"
     "  plugins             list the plugin components found on the search path\n"
     "\n"
     "Run 'liembs <command> --help' for the options of a command.\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   if (command == "plugins") return guarded("plugins", plugins_command, arguments);
   if (command == "compare") return guarded("compare", compare_command, arguments);
   if (command == "eval") return guarded("eval", eval_command, arguments);
+  if (command == "study") return guarded("study", study_command, arguments);
   std::cerr << "liembs: unknown command '" << command << "'\n\n" << usage;
   return exit_usage;
 }

@@ -46,8 +46,11 @@ class RkmkIntegrator final : public Integrator {
   }
   int order() const override { return order_; }
   std::vector<std::pair<std::string, double>> statistics() const override {
-    if (!projection_) return {};
-    return {{"projection_newton_iterations", static_cast<double>(projection_iterations_)}};
+    std::vector<std::pair<std::string, double>> counters{
+        {"steps", static_cast<double>(steps_)},
+        {"right_hand_side_evaluations", static_cast<double>(steps_ * tableau_.stages())}};
+    if (projection_) counters.emplace_back("projection_newton_iterations", static_cast<double>(projection_iterations_));
+    return counters;
   }
 
   void start(const StateSpace& space, const State& initial) override {
@@ -58,12 +61,14 @@ class RkmkIntegrator final : public Integrator {
     configuration_increment_.setZero(n);
     velocity_increment_.setZero(n);
     stage_ = initial;
+    steps_ = projection_iterations_ = 0;
   }
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     const double start_time = state.time;
     try {
       advance(space, dynamics, state, h);
+      ++steps_;
     } catch (const SimulationError& error) {
       std::string where = "rkmk step from t = " + format_number(start_time) + " s with step size " + format_number(h) + " s";
       if (ConstrainedSystem* constraints = dynamics.constraints()) {
@@ -122,6 +127,7 @@ class RkmkIntegrator final : public Integrator {
   bool projection_;
   ProjectionSettings projection_settings_;
   long long projection_iterations_ = 0;
+  long long steps_ = 0;
   std::vector<Eigen::VectorXd> configuration_slopes_, velocity_slopes_;
   Eigen::VectorXd configuration_increment_, velocity_increment_;
   State stage_;

@@ -4,6 +4,8 @@
 
 #include <toml++/toml.h>
 
+#include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -42,6 +44,55 @@ std::string format_number(double x) {
   std::ostringstream out;
   out.precision(17);
   out << x;
+  return out.str();
+}
+
+// TOML text of a value, with floats in their shortest round-trip form (so that equal
+// values give equal texts).
+std::string toml_text(const toml::node& node) {
+  if (const auto* text = node.as_string()) {
+    std::string quoted = "\"";
+    for (const char c : text->get()) {
+      if (c == '"' || c == '\\') quoted += '\\', quoted += c;
+      else if (c == '\n') quoted += "\\n";
+      else if (c == '\t') quoted += "\\t";
+      else if (static_cast<unsigned char>(c) < 0x20) {
+        char buffer[8];
+        std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+        quoted += buffer;
+      } else quoted += c;
+    }
+    return quoted + "\"";
+  }
+  if (const auto* integer = node.as_integer()) return std::to_string(integer->get());
+  if (const auto* floating = node.as_floating_point()) {
+    const double x = floating->get();
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char buffer[64];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, x).ptr;
+    std::string result(buffer, end);
+    if (result.find_first_of(".eE") == std::string::npos) result += ".0";
+    return result;
+  }
+  if (const auto* flag = node.as_boolean()) return flag->get() ? "true" : "false";
+  if (const auto* array = node.as_array()) {
+    std::string result = "[";
+    for (std::size_t i = 0; i < array->size(); ++i) result += (i ? ", " : "") + toml_text(*array->get(i));
+    return result + "]";
+  }
+  if (const auto* table = node.as_table()) {
+    std::string result = "{";
+    bool first = true;
+    for (auto&& [key, value] : *table) {
+      result += (first ? " " : ", ") + toml_text(toml::value<std::string>(std::string(key.str()))) + " = " +
+                toml_text(value);
+      first = false;
+    }
+    return result + (first ? "}" : " }");
+  }
+  std::ostringstream out;  // dates and times
+  node.visit([&](auto&& value) { out << value; });
   return out.str();
 }
 
@@ -96,6 +147,35 @@ std::shared_ptr<ConfigDocument> ConfigDocument::from_string(std::string_view tex
                       ": TOML syntax error: " + std::string(error.description()));
   }
   return document;
+}
+
+std::shared_ptr<ConfigDocument> ConfigDocument::load_table(const std::filesystem::path& file,
+                                                          std::string_view key_path) {
+  auto whole = load(file);
+  toml::node* current = &whole->impl_->root;
+  std::stringstream stream{std::string(key_path)};
+  for (std::string segment; std::getline(stream, segment, '.');) {
+    if (auto* table = current->as_table()) {
+      current = table->get(segment);
+    } else if (auto* array = current->as_array()) {
+      const auto index = std::stoul(segment);
+      current = index < array->size() ? array->get(index) : nullptr;
+    } else {
+      current = nullptr;
+    }
+    if (!current) throw ConfigError(file.string() + ": no table '" + std::string(key_path) + "'");
+  }
+  auto* table = current->as_table();
+  if (!table) throw ConfigError(file.string() + ": '" + std::string(key_path) + "' is not a table");
+  std::shared_ptr<ConfigDocument> document(new ConfigDocument(file));
+  document->impl_->root = std::move(*table);  // moved nodes keep their source positions
+  return document;
+}
+
+std::string ConfigDocument::to_toml() const {
+  std::ostringstream out;
+  out << toml::toml_formatter(impl_->root, toml::format_flags::none);
+  return out.str();
 }
 
 ConfigTable ConfigDocument::root() { return ConfigTable(shared_from_this(), &impl_->root, ""); }
@@ -406,6 +486,48 @@ Mat3 ConfigTable::mat3(std::string_view key) const {
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) result(i, j) = rows[i][j];
   return result;
+}
+
+namespace {
+// A value taken whole (an inline table as an axis value) has no unread keys inside.
+void mark_tree_used(const ConfigDocument& document, const toml::node& node) {
+  document.mark_used(&node);
+  if (const auto* table = node.as_table())
+    for (auto&& [key, value] : *table) mark_tree_used(document, value);
+  if (const auto* array = node.as_array())
+    for (std::size_t i = 0; i < array->size(); ++i) mark_tree_used(document, *array->get(i));
+}
+}  // namespace
+
+std::string ConfigTable::value_text(std::string_view key) const {
+  const auto& node = *static_cast<const toml::node*>(require(key));
+  mark_tree_used(*document_, node);
+  return toml_text(node);
+}
+
+std::vector<std::string> ConfigTable::value_texts(std::string_view key) const {
+  const auto& node = *static_cast<const toml::node*>(require(key));
+  const auto* array = node.as_array();
+  if (!array) fail(key, "expected an array of values, found " + type_name(node));
+  mark_tree_used(*document_, node);
+  std::vector<std::string> result;
+  for (std::size_t i = 0; i < array->size(); ++i) result.push_back(toml_text(*array->get(i)));
+  return result;
+}
+
+bool ConfigTable::is_array(std::string_view key) const {
+  const auto* node = static_cast<const toml::node*>(find(key));
+  return node && node->is_array();
+}
+
+bool ConfigTable::is_table(std::string_view key) const {
+  const auto* node = static_cast<const toml::node*>(find(key));
+  return node && node->is_table();
+}
+
+bool ConfigTable::is_string(std::string_view key) const {
+  const auto* node = static_cast<const toml::node*>(find(key));
+  return node && node->is_string();
 }
 
 ConfigTable ConfigTable::table(std::string_view key) const {

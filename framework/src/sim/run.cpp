@@ -248,6 +248,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     write_csv_multipliers(trajectory->stream(), nullptr, multiplier_columns);
     trajectory->stream() << '\n';
   }
+  if (output.observer) output.observer(RunSample{state.time, poses, twists, initial, violations});
   const double energy_scale = std::max({std::abs(initial.total_energy()), initial.kinetic_energy, 1e-300});
   const double momentum_scale = std::max(initial.angular_momentum.norm(), 1e-300);
 
@@ -293,6 +294,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
         summary.velocity_violation_max[i] = std::max(summary.velocity_violation_max[i], violations[count + i]);
       }
     }
+    if (output.observer) output.observer(RunSample{state.time, poses, twists, now, violations});
     if (trajectory && (k % run.settings.output_every == 0 || k == steps)) {
       write_csv_row(trajectory->stream(), state.time, poses, twists, now, violations);
       write_csv_multipliers(trajectory->stream(), run.integrator->multipliers(), multiplier_columns);

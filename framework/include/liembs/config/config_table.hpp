@@ -72,6 +72,14 @@ class ConfigTable {
   Vec3 vec3_or(std::string_view key, const Vec3& fallback) const;
   Mat3 mat3(std::string_view key) const;
 
+  // A value of any type in TOML syntax (strings quoted, floats in shortest round-trip form),
+  // as `--set` takes it; value_texts() gives each element of an array.
+  std::string value_text(std::string_view key) const;
+  std::vector<std::string> value_texts(std::string_view key) const;
+  bool is_array(std::string_view key) const;
+  bool is_string(std::string_view key) const;
+  bool is_table(std::string_view key) const;
+
   ConfigTable table(std::string_view key) const;
   std::optional<ConfigTable> optional_table(std::string_view key) const;
   // Array of tables ([[key]]); an absent key gives an empty list.
@@ -98,6 +106,11 @@ class ConfigDocument : public std::enable_shared_from_this<ConfigDocument> {
   static std::shared_ptr<ConfigDocument> load(const std::filesystem::path& file);
   static std::shared_ptr<ConfigDocument> from_string(std::string_view text,
                                                      const std::filesystem::path& name);
+  // The table at `key_path` ("runs.0.run": dotted keys, array indices) of `file` as a document
+  // of its own, keeping the positions in `file` for messages; relative paths in it resolve
+  // against the folder of `file`.
+  static std::shared_ptr<ConfigDocument> load_table(const std::filesystem::path& file,
+                                                    std::string_view key_path);
   ~ConfigDocument();
 
   // Applies "a.b.c=value" (value in TOML syntax; a bare word is taken as a string).
@@ -105,6 +118,9 @@ class ConfigDocument : public std::enable_shared_from_this<ConfigDocument> {
   void set_override(std::string_view assignment);
 
   ConfigTable root();
+  // The whole document (overrides applied) as TOML text with keys in sorted order: the
+  // fully resolved configuration, e.g. for a cache key.
+  std::string to_toml() const;
   const std::filesystem::path& file() const { return file_; }
   // Throws a ConfigError listing every key that no reader asked for.
   void reject_unused_keys() const;

@@ -4,6 +4,7 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/registry.hpp>
+#include <liembs/sim/invariants.hpp>
 #include <liembs/sim/state_space.hpp>
 
 #include <filesystem>
@@ -63,9 +64,20 @@ struct RunSummary {
   State final_state;
 };
 
+// The motion at t = 0 and after every step, for callers that measure a run as it goes
+// (liembs study). References are valid during the call only.
+struct RunSample {
+  double time;
+  const std::vector<Pose>& poses;          // every model body
+  const std::vector<Vec6>& twists;         // body-fixed (omega, R^T r')
+  const Invariants& invariants;
+  const std::vector<double>& violations;   // constrained runs: ||g|| per joint, then ||J V|| per joint
+};
+
 struct RunOutput {
   std::optional<std::filesystem::path> directory;  // nothing written when empty
   bool progress = false;  // progress on stderr for long runs
+  std::function<void(const RunSample&)> observer;  // called once per step when set
 };
 
 // Integrates the run. Outputs (trajectory.csv, summary.json) are written to temporary

@@ -1,0 +1,174 @@
+// liembs study: runs the cases of a study file (docs/studies.md) in parallel processes,
+// caches each case, and writes results.csv, series.csv, study.json and report.html.
+#include "commands.hpp"
+
+#include <liembs/error.hpp>
+#include <liembs/study/execution.hpp>
+#include <liembs/study/results.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <thread>
+
+namespace po = boost::program_options;
+
+namespace liembs::cli {
+
+namespace {
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// scripts/study-report: installed in share/liembs next to bin/, else in the source tree.
+std::filesystem::path report_script() {
+  std::error_code ec;
+  const auto executable = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = executable.parent_path().parent_path() / "share" / "liembs" / "study-report";
+    if (std::filesystem::is_regular_file(installed, ec)) return installed;
+  }
+  return LIEMBS_STUDY_REPORT_SCRIPT;
+}
+
+// A Python that has matplotlib: $LIEMBS_PYTHON, python3 on the PATH, or the system's.
+std::string python_with_matplotlib() {
+  std::vector<std::string> candidates;
+  if (const char* chosen = std::getenv("LIEMBS_PYTHON"); chosen && *chosen) candidates.push_back(chosen);
+  candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
+  for (const auto& python : candidates)
+    if (std::system((shell_quote(python) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return python;
+  return {};
+}
+
+void print_progress(const study::Progress& p) {
+  std::string left = "";
+  if (std::isfinite(p.seconds_left)) {
+    char buffer[48];
+    std::snprintf(buffer, sizeof buffer, ", about %.0f s left", std::ceil(p.seconds_left));
+    left = buffer;
+  }
+  std::fprintf(stderr, "\r  cases: %zu of %zu done (%zu cached), %zu running, %zu failed%s        ", p.done, p.total,
+               p.cached, p.running, p.failed, left.c_str());
+  std::fflush(stderr);
+}
+
+std::string short_number(double x) {
+  if (!std::isfinite(x)) return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", x);
+  return buffer;
+}
+
+}  // namespace
+
+int study_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  options.add_options()
+      ("output,o", po::value<std::string>(), "output folder (default: liembs-output/<study file stem>)")
+      ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores)")
+      ("force", "run every case again, ignoring the results cached in the output folder")
+      ("list", "print the cases and exit without running them")
+      ("no-report", "do not write report.html")
+      ("plugin-path", po::value<std::vector<std::string>>()->composing(),
+       "search this plugin folder or file first (repeatable)")
+      ("quiet,q", "print nothing on success")
+      ("help,h", "show this help");
+  po::options_description all;
+  all.add(options);
+  all.add_options()("file", po::value<std::string>());
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map values;
+  po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
+  po::notify(values);
+  if (values.count("help")) {
+    std::cout << "Usage: liembs study STUDY.toml [options]\n\n" << options << "\n";
+    return exit_ok;
+  }
+  if (!values.count("file")) throw po::error("missing the study file: liembs study STUDY.toml");
+  const bool quiet = values.count("quiet") > 0;
+
+  const std::filesystem::path file = values["file"].as<std::string>();
+  study::Definition definition = study::load_study(file);
+  std::vector<study::Case> cases = study::expand_cases(definition);
+  if (values.count("list")) {
+    for (const auto& item : cases) std::cout << item.id << "\n";
+    return exit_ok;
+  }
+
+  study::ExecutionOptions execution;
+  execution.jobs = values.count("jobs") ? values["jobs"].as<unsigned>() : std::max(1u, std::thread::hardware_concurrency());
+  if (execution.jobs == 0) throw po::error("--jobs must be at least 1");
+  execution.force = values.count("force") > 0;
+  if (values.count("plugin-path")) execution.plugin_paths = values["plugin-path"].as<std::vector<std::string>>();
+  const bool show_progress = !quiet && ::isatty(STDERR_FILENO);
+  if (show_progress) execution.progress = print_progress;
+  const std::filesystem::path output =
+      values.count("output") ? std::filesystem::path(values["output"].as<std::string>())
+                             : std::filesystem::path("liembs-output") / file.stem();
+
+  study::ExecutionSummary summary;
+  auto records = study::execute_cases(definition, cases, output, execution, summary);
+  if (show_progress) std::fprintf(stderr, "\n");
+  const study::StudyResults results = study::analyse(std::move(definition), std::move(cases), std::move(records));
+  study::write_results_csv(results, output);
+  study::write_series_csv(results, output);
+  study::write_study_json(results, output);
+
+  std::string report_note;
+  if (!values.count("no-report")) {
+    const auto script = report_script();
+    const std::string python = python_with_matplotlib();
+    if (python.empty()) {
+      report_note = "report.html not written: it needs python3 with matplotlib (Debian: apt install python3-matplotlib; "
+                    "or name a Python that has it in LIEMBS_PYTHON)";
+    } else {
+      const std::string command = shell_quote(python) + " " + shell_quote(script.string()) + " " +
+                                  shell_quote((output / "study.json").string()) + " " +
+                                  shell_quote((output / "report.html").string());
+      if (std::system(command.c_str()) != 0) throw Error("the report script failed: " + command);
+    }
+  }
+
+  if (!quiet) {
+    const auto& d = results.definition;
+    std::cout << "study '" << d.title << "': " << results.cases.size() << " cases (" << summary.ran << " run, "
+              << summary.cached << " cached, " << summary.failed << " failed)\n";
+    for (std::size_t m = 0; m < d.models.size(); ++m)
+      if (d.models[m].has_reference)
+        std::cout << "  reference of " << d.models[m].name << ": error estimate "
+                  << short_number(results.reference_error[m])
+                  << (results.reference_failure[m].empty() ? "" : " (" + results.reference_failure[m] + ")") << "\n";
+    for (const auto& series : results.series) {
+      std::cout << "  " << series.label << ": ";
+      if (series.fit.valid)
+        std::cout << "order " << std::fixed << std::setprecision(2) << series.fit.slope << std::defaultfloat
+                  << " over " << short_number(series.fit.x_min) << " .. " << short_number(series.fit.x_max);
+      else
+        std::cout << "no order (fewer than two errors above the reference's)";
+      for (const auto& matched : series.matched)
+        std::cout << "; at " << short_number(matched.target) << ": "
+                  << (matched.cpu_seconds ? short_number(*matched.cpu_seconds) + " s CPU" : "not reached");
+      std::cout << "\n";
+    }
+    for (std::size_t i = 0; i < results.records.size(); ++i)
+      if (!results.records[i].ok)
+        std::cout << "  failed: " << results.cases[i].id << ": " << results.records[i].error << "\n";
+    std::cout << "  outputs in " << output.string() << ": results.csv, series.csv, study.json"
+              << (report_note.empty() && !values.count("no-report") ? ", report.html" : "") << "\n";
+  }
+  if (!report_note.empty()) std::cerr << "liembs study: " << report_note << "\n";
+  return exit_ok;
+}
+
+}  // namespace liembs::cli

@@ -1,0 +1,44 @@
+#pragma once
+// Running the cases of a study: each case in a process of its own (a crash is a failed
+// row, not the end of the study), up to `jobs` at a time, each result cached in
+// <output>/cases/<hash>.json under a hash of the case's fully resolved configuration, the
+// LieMBS version and the versions of the plugins it uses.
+#include <liembs/study/measures.hpp>
+#include <liembs/study/study_file.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace liembs::study {
+
+struct Progress {
+  std::size_t total = 0, done = 0, running = 0, failed = 0, cached = 0;
+  double elapsed_seconds = 0.0;
+  double seconds_left = not_available;  // estimate from the cases run so far
+};
+
+struct ExecutionOptions {
+  unsigned jobs = 1;
+  bool force = false;                     // ignore cached results
+  std::vector<std::string> plugin_paths;  // searched first, as --plugin-path
+  std::function<void(const Progress&)> progress;  // called when a case starts or ends
+};
+
+struct ExecutionSummary {
+  std::size_t cached = 0, ran = 0, failed = 0;
+};
+
+// Runs one case in this process and measures it; a failure is recorded, not thrown
+// (except Interrupted).
+CaseRecord run_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths);
+
+// Runs every case (validated first: a configuration error of a case is a ConfigError
+// naming the case, since it is a mistake in the study) and returns their records in the
+// order of `cases`.
+std::vector<CaseRecord> execute_cases(const Definition& definition, const std::vector<Case>& cases,
+                                      const std::filesystem::path& output, const ExecutionOptions& options,
+                                      ExecutionSummary& summary);
+
+}  // namespace liembs::study

@@ -1,0 +1,321 @@
+#include <liembs/error.hpp>
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/sim/run.hpp>
+#include <liembs/study/execution.hpp>
+#include <liembs/version.hpp>
+
+#include <Eigen/Geometry>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace liembs::study {
+
+namespace {
+
+void set_up_registry(Registry& registry, const std::vector<std::string>& plugin_paths) {
+  registry.append_search_path(Registry::default_search_path());
+  std::vector<SearchPathEntry> extra;
+  for (const auto& path : plugin_paths) extra.push_back({path, "--plugin-path", true});
+  registry.prepend_search_path(std::move(extra));
+}
+
+double cpu_seconds_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// 64-bit FNV-1a: a stable hash of text, the same on every run and machine.
+std::string fnv1a_hex(const std::string& text) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (const unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
+  return buffer;
+}
+
+std::string text_of(double x) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.17g", x);
+  return buffer;
+}
+
+const char* failure_kind_of(const std::exception& error) {
+  if (dynamic_cast<const ConfigError*>(&error)) return "configuration";
+  if (dynamic_cast<const PluginError*>(&error)) return "plugin";
+  if (dynamic_cast<const ModelError*>(&error)) return "model";
+  if (dynamic_cast<const SimulationError*>(&error)) return "simulation";
+  return "other";
+}
+
+double sample_interval_of(const Definition& definition, const Run& run) {
+  return definition.measure.sample_interval > 0 ? definition.measure.sample_interval : run.settings.end_time / 100.0;
+}
+
+// A case checked in this process before it is handed to a child: its cache key, or the
+// reason it cannot run.
+struct Prepared {
+  std::string hash;
+  std::optional<CaseRecord> failure;
+};
+
+Prepared prepare(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths) {
+  Prepared prepared;
+  try {
+    Registry registry;
+    set_up_registry(registry, plugin_paths);
+    auto document = case_document(definition, item);
+    Run run = load_run(document, registry);
+    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 1\nconfig " +
+                      std::filesystem::absolute(run.config_file).lexically_normal().string() + "\n";
+    for (const auto& [kind, name] : {std::pair{Kind::group, run.group_name}, {Kind::algorithm, run.algorithm_name},
+                                     {Kind::integrator, run.integrator_name},
+                                     {Kind::representation, run.representation_name}})
+      if (!name.empty()) key += "plugin " + name + " " + registry.find(kind, name).version + "\n";
+    key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
+    key += document->to_toml();
+    prepared.hash = fnv1a_hex(key);
+  } catch (const ConfigError& error) {
+    // A mistake in the study (an axis sets a key no run reads, a wrong type): not a result.
+    throw ConfigError(definition.file.string() + ": case '" + item.id + "': " + error.what());
+  } catch (const Error& error) {
+    CaseRecord failure;
+    failure.id = item.id;
+    failure.failure_kind = failure_kind_of(error);
+    failure.error = error.what();
+    prepared.failure = std::move(failure);
+  }
+  return prepared;
+}
+
+std::filesystem::path record_path(const std::filesystem::path& output, const std::string& hash) {
+  return output / "cases" / (hash + ".json");
+}
+
+std::optional<CaseRecord> read_record(const std::filesystem::path& file, const std::string& hash) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    CaseRecord record = record_from_json(text.str());
+    if (record.hash != hash) return std::nullopt;
+    return record;
+  } catch (const Error&) {
+    return std::nullopt;  // a damaged cache entry is run again
+  }
+}
+
+std::string signal_description(int signal) {
+  const char* name = ::strsignal(signal);
+  return "signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : std::string());
+}
+
+}  // namespace
+
+CaseRecord run_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths) {
+  CaseRecord record;
+  record.id = item.id;
+  try {
+    Registry registry;
+    set_up_registry(registry, plugin_paths);
+    Run run = load_run(case_document(definition, item), registry);
+    record.group = run.group_name;
+    record.algorithm = run.algorithm_name;
+    record.representation = run.representation_name;
+    record.integrator = run.integrator_name;
+    record.integrator_description = run.integrator->description();
+    record.integrator_order = run.integrator->order();
+    record.end_time = run.settings.end_time;
+    record.step_size = run.settings.step_size;
+    record.sample_interval = sample_interval_of(definition, run);
+    for (const auto& body : run.model->bodies) record.bodies.push_back(body.name);
+
+    const double interval = record.sample_interval, end_time = record.end_time;
+    double energy_initial = 0.0, energy_scale = 1.0, momentum_scale = 1.0;
+    Vec3 momentum_initial = Vec3::Zero();
+    RunOutput output;
+    output.observer = [&](const RunSample& sample) {
+      const double t = sample.time;
+      const bool on_grid = std::abs(t - std::round(t / interval) * interval) <= 1e-6 * interval;
+      const bool at_end = std::abs(t - end_time) <= 1e-9 * std::max(1.0, end_time);
+      if (!on_grid && !at_end) return;
+      if (!record.times.empty() && std::abs(record.times.back() - t) <= 1e-6 * interval) return;
+      const Invariants& invariants = sample.invariants;
+      if (record.times.empty()) {
+        energy_initial = invariants.total_energy();
+        energy_scale = std::max({std::abs(energy_initial), invariants.kinetic_energy, 1e-300});
+        momentum_initial = invariants.angular_momentum;
+        momentum_scale = std::max(momentum_initial.norm(), 1e-300);
+      }
+      record.times.push_back(t);
+      std::vector<double> motion;
+      motion.reserve(sample.poses.size() * motion_per_body);
+      for (std::size_t b = 0; b < sample.poses.size(); ++b) {
+        const Pose& pose = sample.poses[b];
+        Eigen::Quaterniond q(pose.R);
+        if (q.w() < 0) q.coeffs() *= -1.0;
+        const Vec3 omega = sample.twists[b].head<3>();
+        const Vec3 velocity = pose.R * sample.twists[b].tail<3>();
+        motion.insert(motion.end(), {pose.r.x(), pose.r.y(), pose.r.z(), q.w(), q.x(), q.y(), q.z(), omega.x(),
+                                     omega.y(), omega.z(), velocity.x(), velocity.y(), velocity.z()});
+      }
+      record.motion.push_back(std::move(motion));
+      record.energy_drift.push_back((invariants.total_energy() - energy_initial) / energy_scale);
+      record.angular_momentum_drift.push_back((invariants.angular_momentum - momentum_initial).norm() /
+                                              momentum_scale);
+      record.violations.push_back(sample.violations);
+    };
+    const double cpu_start = cpu_seconds_now();
+    const RunSummary summary = execute_run(run, output);
+    record.cpu_seconds = cpu_seconds_now() - cpu_start;
+    record.wall_seconds = summary.wall_seconds;
+    record.steps = summary.steps;
+    record.statistics = run.integrator->statistics();
+    if (!std::isnan(record.statistic("steps"))) record.steps = static_cast<long long>(record.statistic("steps"));
+    record.joints = summary.constraint_names;
+    record.energy_drift_max = summary.energy_drift_max;
+    record.angular_momentum_drift_max = summary.angular_momentum_drift_max;
+    record.orthogonality_error_max = summary.orthogonality_error_max;
+    record.constraint_violation_max = summary.constraint_violation_max;
+    record.velocity_violation_max = summary.velocity_violation_max;
+    record.ok = true;
+  } catch (const Error& error) {
+    record.ok = false;
+    record.failure_kind = failure_kind_of(error);
+    record.error = error.what();
+    record.times.clear();
+    record.motion.clear();
+    record.energy_drift.clear();
+    record.angular_momentum_drift.clear();
+    record.violations.clear();
+  }
+  return record;
+}
+
+std::vector<CaseRecord> execute_cases(const Definition& definition, const std::vector<Case>& cases,
+                                      const std::filesystem::path& output, const ExecutionOptions& options,
+                                      ExecutionSummary& summary) {
+  std::vector<std::optional<CaseRecord>> records(cases.size());
+  std::vector<std::string> hashes(cases.size());
+  std::vector<std::size_t> pending;
+  Progress progress;
+  progress.total = cases.size();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    Prepared prepared = prepare(definition, cases[i], options.plugin_paths);
+    if (prepared.failure) {
+      records[i] = std::move(prepared.failure);
+      ++summary.failed, ++progress.done, ++progress.failed;
+      continue;
+    }
+    hashes[i] = prepared.hash;
+    if (!options.force)
+      if (auto cached = read_record(record_path(output, prepared.hash), prepared.hash)) {
+        cached->id = cases[i].id;
+        if (!cached->ok) ++summary.failed, ++progress.failed;
+        records[i] = std::move(cached);
+        ++summary.cached, ++progress.done, ++progress.cached;
+        continue;
+      }
+    pending.push_back(i);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(output / "cases", ec);
+  if (ec) throw Error((output / "cases").string() + ": cannot create the folder: " + ec.message());
+
+  const auto start = std::chrono::steady_clock::now();
+  double run_seconds = 0.0;  // wall time of the cases run so far, summed
+  std::size_t finished_runs = 0;
+  std::map<pid_t, std::pair<std::size_t, std::chrono::steady_clock::time_point>> running;
+  auto report = [&] {
+    if (!options.progress) return;
+    progress.running = running.size();
+    progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::size_t left = progress.total - progress.done;
+    progress.seconds_left =
+        finished_runs > 0 ? run_seconds / static_cast<double>(finished_runs) * static_cast<double>(left) /
+                                static_cast<double>(std::max(1u, options.jobs))
+                          : not_available;
+    options.progress(progress);
+  };
+  report();
+  std::fflush(nullptr);  // nothing buffered is written twice by the children
+
+  std::size_t next = 0;
+  const unsigned jobs = std::max(1u, options.jobs);
+  while (next < pending.size() || !running.empty()) {
+    while (next < pending.size() && running.size() < jobs) {
+      const std::size_t index = pending[next++];
+      const pid_t pid = ::fork();
+      if (pid < 0) throw Error(std::string("cannot start a process for a case: ") + std::strerror(errno));
+      if (pid == 0) {
+        // The child: run, store the record atomically, leave without running the parent's
+        // exit handlers (its plugins and files belong to the parent).
+        int status = 0;
+        try {
+          CaseRecord record = run_case(definition, cases[index], options.plugin_paths);
+          record.hash = hashes[index];
+          AtomicFile file(record_path(output, hashes[index]));
+          file.stream() << to_json(record) << "\n";
+          file.commit();
+        } catch (const std::exception& error) {
+          std::fprintf(stderr, "liembs study: case '%s': %s\n", cases[index].id.c_str(), error.what());
+          status = 6;
+        }
+        std::fflush(nullptr);
+        ::_exit(status);
+      }
+      running[pid] = {index, std::chrono::steady_clock::now()};
+      report();
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw Error(std::string("waiting for a case's process failed: ") + std::strerror(errno));
+    }
+    const auto found = running.find(pid);
+    if (found == running.end()) continue;
+    const auto [index, started] = found->second;
+    running.erase(found);
+    run_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ++finished_runs;
+    std::optional<CaseRecord> record;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) record = read_record(record_path(output, hashes[index]), hashes[index]);
+    if (!record) {
+      // Not cached: a crash may not repeat (a resource limit, a signal from outside).
+      record.emplace();
+      record->hash = hashes[index];
+      record->failure_kind = "crash";
+      record->error = WIFSIGNALED(status) ? "the case's process was killed by " + signal_description(WTERMSIG(status))
+                                          : "the case's process exited with status " +
+                                                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                                                " without a result";
+    }
+    record->id = cases[index].id;
+    if (!record->ok) ++summary.failed, ++progress.failed;
+    ++summary.ran, ++progress.done;
+    records[index] = std::move(record);
+    report();
+  }
+  std::vector<CaseRecord> result;
+  for (auto& record : records) result.push_back(std::move(*record));
+  return result;
+}
+
+}  // namespace liembs::study

@@ -1,0 +1,196 @@
+// liembs study end to end: --jobs 1 and --jobs 2 give the same results.csv (timings
+// aside), an interrupted study re-runs only the missing cases, failing cases are rows, the
+// report contains every figure it announces, and schema errors exit 2.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-study-cli-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Result liembs(const std::string& arguments) {
+  const fs::path dir = scratch("io");
+  const std::string command = "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" +
+                              (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(dir / "out"), read_file(dir / "err")};
+}
+
+// A small study: two groups and two tableaus, a step ladder, one impossible group.
+fs::path small_study(const fs::path& dir) {
+  const fs::path file = dir / "small.toml";
+  std::ofstream(file) << "title = \"small\"\n[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR
+                         "/free-body.toml'\nset = { simulation.end_time = 0.3 }\n"
+                         "[reference]\nset = { integrator.tableau = \"rk4\", simulation.step_size = 5e-4 }\n"
+                         "[[axes]]\nkey = \"group.name\"\nvalues = [\"SE3\", \"SO3xR3\", \"SE4\"]\n"
+                         "[[axes]]\nkey = \"integrator.tableau\"\nvalues = [\"heun\", \"rk4\"]\n"
+                         "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.01]\nladder = true\n"
+                         "[measure]\nsample_interval = 0.05\ntargets = [1e-5]\n";
+  return file;
+}
+
+// The rows of a CSV text with the given columns removed (by header name).
+std::vector<std::vector<std::string>> csv_without(const std::string& text, const std::vector<std::string>& dropped) {
+  std::vector<std::vector<std::string>> rows;
+  std::stringstream lines(text);
+  std::vector<bool> keep;
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (const char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) fields.push_back(field), field.clear();
+      else field += c;
+    }
+    fields.push_back(field);
+    if (keep.empty())
+      for (const auto& name : fields)
+        keep.push_back(std::find(dropped.begin(), dropped.end(), name) == dropped.end());
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (i < keep.size() && keep[i]) kept.push_back(fields[i]);
+    rows.push_back(kept);
+  }
+  return rows;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("study: --jobs 1 and --jobs 2 give the same results; failing cases are rows", "[study][cli]") {
+  const fs::path dir = scratch("jobs");
+  const fs::path file = small_study(dir);
+  const Result one = liembs("study '" + file.string() + "' --jobs 1 --no-report --output '" + (dir / "one").string() + "'");
+  INFO(one.out << one.err);
+  REQUIRE(one.status == 0);
+  const Result two = liembs("study '" + file.string() + "' --jobs 2 --no-report --output '" + (dir / "two").string() + "'");
+  INFO(two.out << two.err);
+  REQUIRE(two.status == 0);
+  CHECK_THAT(one.out, Contains("20 cases (14 run, 0 cached, 6 failed)"));
+  const std::string csv_one = read_file(dir / "one" / "results.csv");
+  const std::string csv_two = read_file(dir / "two" / "results.csv");
+  CHECK(csv_without(csv_one, {"cpu_seconds", "wall_seconds"}) == csv_without(csv_two, {"cpu_seconds", "wall_seconds"}));
+  CHECK(csv_one != csv_two);  // the timings do differ: the comparison above is not vacuous
+  CHECK(count(csv_one, "\n") == 1 + 20);
+  // The impossible group: one row per case with the plugin's message, the others measured.
+  CHECK(count(csv_one, ",failed,plugin,") == 6);
+  CHECK_THAT(csv_one, Contains("unknown group 'SE4'"));
+  CHECK(count(csv_one, ",ok,") == 14);
+  // A ladder per group and tableau (those of SE4 without errors).
+  const std::string series = read_file(dir / "one" / "series.csv");
+  CHECK(count(series, "\n") == 1 + 6);
+  CHECK_THAT(read_file(dir / "one" / "study.json"), Contains("\"reference_error_estimate\""));
+  for (const auto& entry : fs::directory_iterator(dir / "one"))
+    CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("study: an interrupted study re-runs only the missing cases; --force runs all", "[study][cli]") {
+  const fs::path dir = scratch("resume");
+  const fs::path file = small_study(dir);
+  const std::string base = "study '" + file.string() + "' --jobs 2 --no-report --output '" + (dir / "out").string() + "'";
+  const Result first = liembs(base);
+  REQUIRE(first.status == 0);
+  const std::string before = read_file(dir / "out" / "results.csv");
+  // As if the study had been stopped with three cases left: their records are missing.
+  std::vector<fs::path> records;
+  for (const auto& entry : fs::directory_iterator(dir / "out" / "cases")) records.push_back(entry.path());
+  REQUIRE(records.size() == 14);
+  std::sort(records.begin(), records.end());
+  for (int i = 0; i < 3; ++i) fs::remove(records[static_cast<std::size_t>(i)]);
+  const Result resumed = liembs(base);
+  INFO(resumed.out << resumed.err);
+  REQUIRE(resumed.status == 0);
+  CHECK_THAT(resumed.out, Contains("(3 run, 11 cached, 6 failed)"));
+  CHECK(csv_without(read_file(dir / "out" / "results.csv"), {"cpu_seconds", "wall_seconds"}) ==
+        csv_without(before, {"cpu_seconds", "wall_seconds"}));
+  // A damaged record is run again, not trusted.
+  std::ofstream(records[5]) << "{ not json";
+  CHECK_THAT(liembs(base).out, Contains("(1 run, 13 cached, 6 failed)"));
+  CHECK_THAT(liembs(base + " --force").out, Contains("(14 run, 0 cached, 6 failed)"));
+}
+
+TEST_CASE("study: the report contains every figure it announces", "[study][cli][report]") {
+  const fs::path dir = scratch("report");
+  const fs::path file = small_study(dir);
+  const Result result = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
+  INFO(result.out << result.err);
+  REQUIRE(result.status == 0);
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+    CHECK_THAT(result.err, Contains("report.html not written: it needs python3 with matplotlib"));
+    CHECK_FALSE(fs::exists(dir / "out" / "report.html"));
+    return;
+  }
+  const std::string html = read_file(dir / "out" / "report.html");
+  std::smatch match;
+  REQUIRE(std::regex_search(html, match, std::regex("data-figures=\"([0-9]+)\"")));
+  const int announced = std::stoi(match[1]);
+  // Per group: work-precision and error-vs-step figures, energy drift (no joints: no violation figure).
+  CHECK(announced == 3);
+  for (int k = 1; k <= announced; ++k) {
+    const std::string id = "<figure id=\"figure-" + std::to_string(k) + "\"";
+    const auto at = html.find(id);
+    REQUIRE(at != std::string::npos);
+    CHECK(html.find("<svg", at) < html.find("</figure>", at));
+    CHECK(count(html, "href=\"#figure-" + std::to_string(k) + "\"") == 1);
+  }
+  CHECK(count(html, "<figure ") == announced);
+  CHECK_THAT(html, Contains("unknown group 'SE4'"));
+  CHECK(html.find("<img") == std::string::npos);  // self-contained: nothing linked
+}
+
+TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][cli][errors]") {
+  const fs::path dir = scratch("errors");
+  const fs::path file = dir / "bad.toml";
+  std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
+                      << "[[axes]]\nkey = \"group.name\"\nvalues = [\"SE3\"]\nladdr = true\n";
+  const Result r = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Contains("bad.toml:7:") && Contains("unknown key 'axes.0.laddr' (did you mean 'ladder'?)"));
+  CHECK_FALSE(fs::exists(dir / "out"));
+
+  // An axis over a key no run reads is a mistake in the study, not a failing case.
+  std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
+                      << "[[axes]]\nkey = \"integrator.tablaeu\"\nvalues = [\"rk4\"]\n";
+  const Result unknown = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
+  CHECK(unknown.status == 2);
+  CHECK_THAT(unknown.err, Contains("case 'body integrator.tablaeu=rk4'") &&
+                              Contains("unknown key 'integrator.tablaeu' (did you mean 'tableau'?)"));
+  CHECK_FALSE(fs::exists(dir / "out" / "results.csv"));
+  CHECK(liembs("study").status == 1);
+  CHECK(liembs("study --help").status == 0);
+}

@@ -1,0 +1,151 @@
+// Study measures: the order fit, the cost at matched accuracy, the errors against a
+// reference, and the order observed on a problem of known order (rkmk rk4 ~ 4, heun ~ 2).
+#include <catch2/catch.hpp>
+
+#include <liembs/study/execution.hpp>
+#include <liembs/study/results.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace liembs::study;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-study-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("fit_order finds the slope of a power law and its range of validity", "[study]") {
+  // error = 3 h^4 down to a floor of 1e-12 (round-off), with a pre-asymptotic coarse rung.
+  const std::vector<double> h{0.4, 0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125};
+  std::vector<double> error;
+  for (const double x : h) error.push_back(std::max(3.0 * std::pow(x, 4), 1e-12));
+  error[0] = 5.0;  // far off the line: the method is unstable there
+  const OrderFit fit = fit_order(h, error, 2e-12);
+  REQUIRE(fit.valid);
+  CHECK(fit.slope == Approx(4.0).margin(1e-9));
+  CHECK(fit.x_max == Approx(0.1));
+  CHECK(fit.x_min == Approx(0.003125));  // 3 h^4 = 2.9e-10 there, above the floor
+  CHECK(fit.points == 6);
+
+  // Below the floor nothing is fitted; two points give a line.
+  CHECK_FALSE(fit_order({0.1, 0.05}, {1e-13, 1e-14}, 1e-12).valid);
+  const OrderFit two = fit_order({0.1, 0.05}, {1e-4, 2.5e-5}, 0.0);
+  REQUIRE(two.valid);
+  CHECK(two.slope == Approx(2.0));
+  // Not finite errors (failed rungs) are skipped.
+  const OrderFit gaps = fit_order({0.1, 0.05, 0.025, 0.0125}, {not_available, 1e-3, 1.25e-4, 1.5625e-5}, 0.0);
+  REQUIRE(gaps.valid);
+  CHECK(gaps.slope == Approx(3.0));
+  CHECK(gaps.points == 3);
+}
+
+TEST_CASE("cost_at_error interpolates log-log between the rungs that bracket the target", "[study]") {
+  // error = h^2, cost = 1/h: the cost at error e is exactly e^(-1/2) (a line in log-log).
+  const std::vector<double> h{0.1, 0.05, 0.02, 0.01};
+  std::vector<double> errors, costs;
+  for (const double x : h) errors.push_back(x * x), costs.push_back(1.0 / x);
+  for (const double target : {9e-3, 1e-3, 3e-4, 1e-4, 1e-2}) {
+    const auto cost = cost_at_error(errors, costs, target);
+    REQUIRE(cost);
+    CHECK(*cost == Approx(1.0 / std::sqrt(target)).epsilon(1e-12));
+  }
+  // Outside the errors reached: no extrapolation.
+  CHECK_FALSE(cost_at_error(errors, costs, 5e-5));
+  CHECK_FALSE(cost_at_error(errors, costs, 0.1));
+  // A failed rung is skipped; the first (cheapest) bracketing pair is taken.
+  const std::vector<double> with_failure{1e-2, not_available, 4e-4, 1e-4};
+  CHECK(*cost_at_error(with_failure, costs, 1e-3) ==
+        Approx(std::exp(std::log(10.0) + (std::log(1e-3) - std::log(1e-2)) / (std::log(4e-4) - std::log(1e-2)) *
+                                             (std::log(50.0) - std::log(10.0)))));
+  const std::vector<double> non_monotone{1e-2, 1e-4, 1e-3, 1e-5};
+  CHECK(*cost_at_error(non_monotone, {1, 2, 3, 4}, 1e-3) == Approx(std::exp(0.5 * std::log(2.0))));
+}
+
+TEST_CASE("compare_with_reference takes pose and velocity errors at the common sample times", "[study]") {
+  CaseRecord reference, item;
+  for (CaseRecord* r : {&reference, &item}) {
+    r->ok = true;
+    r->bodies = {"a", "b"};
+    r->end_time = 1.0;
+  }
+  reference.sample_interval = 0.25;
+  item.sample_interval = 0.5;
+  // Reference at 0, 0.25, ..., 1; the case at 0, 0.5, 1. Body b of the case is 1e-3 off in x
+  // at t = 0.5 and 2e-3 off in vx at t = 1; body a is rotated by 0.01 rad about z at the end.
+  auto at_rest = [] {
+    std::vector<double> m(2 * motion_per_body, 0.0);
+    m[3] = m[motion_per_body + 3] = 1.0;  // identity quaternions
+    return m;
+  };
+  for (int k = 0; k <= 4; ++k) reference.times.push_back(0.25 * k), reference.motion.push_back(at_rest());
+  for (int k = 0; k <= 2; ++k) item.times.push_back(0.5 * k), item.motion.push_back(at_rest());
+  item.motion[1][motion_per_body + 0] = 1e-3;
+  item.motion[2][motion_per_body + 10] = 2e-3;
+  item.motion[2][3] = std::cos(0.005);
+  item.motion[2][6] = std::sin(0.005);
+  const ErrorMeasures e = compare_with_reference(item, reference, {});
+  CHECK(e.common_times == 3);
+  // |R - I|_F = 2 sqrt(2) sin(theta / 2) for a rotation by theta = 0.01.
+  CHECK(e.per_body[0].pose_end == Approx(std::sqrt(2.0) * 2.0 * std::sin(0.005)).epsilon(1e-9));
+  CHECK(e.per_body[1].pose_max == Approx(1e-3));
+  CHECK(e.per_body[1].pose_end == Approx(0.0).margin(1e-15));
+  CHECK(e.per_body[1].velocity_end == Approx(2e-3));
+  CHECK(e.velocity_max == Approx(2e-3));
+  CHECK(e.pose_max == Approx(std::max(1e-3, std::sqrt(2.0) * 2.0 * std::sin(0.005))));
+  // Only body b.
+  const ErrorMeasures b = compare_with_reference(item, reference, {1});
+  CHECK(b.pose_end == Approx(0.0).margin(1e-15));
+  CHECK(b.pose_max == Approx(1e-3));
+}
+
+TEST_CASE("the observed order on a free body: rkmk rk4 about 4, heun about 2", "[study]") {
+  const fs::path dir = scratch("order");
+  const fs::path file = dir / "order.toml";
+  std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
+                      << "set = { simulation.end_time = 0.5 }\n"
+                      << "[reference]\nset = { integrator.tableau = \"rk4\", simulation.step_size = 1e-4 }\n"
+                      << "[[axes]]\nkey = \"integrator.tableau\"\nvalues = [\"heun\", \"rk4\"]\n"
+                      << "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.0125, 0.00625]\n"
+                      << "ladder = true\n[measure]\nsample_interval = 0.05\ntargets = [1e-6]\n";
+  const Definition definition = load_study(file);
+  auto cases = expand_cases(definition);
+  REQUIRE(cases.size() == 8 + 2);
+  ExecutionOptions options;
+  options.jobs = 2;
+  options.plugin_paths = {LIEMBS_TEST_PLUGIN_DIR};
+  ExecutionSummary summary;
+  auto records = execute_cases(definition, cases, dir / "out", options, summary);
+  CHECK(summary.ran == 10);
+  CHECK(summary.failed == 0);
+  const StudyResults results = analyse(definition, cases, records);
+  REQUIRE(results.series.size() == 2);
+  CHECK(results.reference_error[0] < 1e-10);
+  for (const auto& series : results.series) {
+    INFO(series.label);
+    REQUIRE(series.fit.valid);
+    const bool rk4 = series.label.find("rk4") != std::string::npos;
+    CHECK(series.fit.slope == Approx(rk4 ? 4.0 : 2.0).margin(0.3));
+    CHECK(series.fit.points >= 3);
+  }
+  // heun does not reach 1e-6 on this ladder; rk4 does, between two rungs.
+  const auto& heun = results.series[0].label.find("heun") != std::string::npos ? results.series[0] : results.series[1];
+  const auto& rk4 = &heun == &results.series[0] ? results.series[1] : results.series[0];
+  CHECK_FALSE(heun.matched[0].cpu_seconds);
+  REQUIRE(rk4.matched[0].steps);
+  CHECK(*rk4.matched[0].steps > 10);
+  CHECK(*rk4.matched[0].steps < 80);
+  // rkmk counts its right-hand side evaluations: stages x steps.
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (records[i].integrator_description.find("heun") != std::string::npos)
+      CHECK(records[i].right_hand_side_evaluations() == 2.0 * static_cast<double>(records[i].steps));
+}
