@@ -155,7 +155,7 @@ int study_command(const std::vector<std::string>& arguments) {
         std::cout << "order " << std::fixed << std::setprecision(2) << series.fit.slope << std::defaultfloat
                   << " over " << short_number(series.fit.x_min) << " .. " << short_number(series.fit.x_max);
       else
-        std::cout << "no order (fewer than two errors above the reference's)";
+        std::cout << "no order (no two or more rungs with errors above the reference's on a line)";
       for (const auto& matched : series.matched)
         std::cout << "; at " << short_number(matched.target) << ": "
                   << (matched.cpu_seconds ? short_number(*matched.cpu_seconds) + " s CPU" : "not reached");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -193,4 +194,70 @@ TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][
   CHECK_FALSE(fs::exists(dir / "out" / "results.csv"));
   CHECK(liembs("study").status == 1);
   CHECK(liembs("study --help").status == 0);
+}
+
+namespace {
+
+// Rows of a CSV file as maps from column name to text.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+  const auto rows = csv_without(text, {});
+  std::vector<std::map<std::string, std::string>> result;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    std::map<std::string, std::string> row;
+    for (std::size_t j = 0; j < rows[0].size() && j < rows[i].size(); ++j) row[rows[0][j]] = rows[i][j];
+    result.push_back(row);
+  }
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK4 order 4", "[study][cli][paper-002]") {
+  const fs::path out = scratch("paper-002") / "out";
+  const Result result = liembs("study '" LIEMBS_SOURCE_DIR "/studies/paper-002.toml' --jobs 2 --no-report --output '" +
+                               out.string() + "'");
+  INFO(result.out << result.err);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Contains("40 cases (40 run, 0 cached, 0 failed)"));
+  int checked = 0;
+  for (const auto& row : csv_rows(read_file(out / "results.csv"))) {
+    if (row.at("role") != "case") continue;
+    const bool se3 = row.at("group.name") == "SE3";
+    INFO(row.at("case"));
+    if (row.at("model") == "heavy-top") {
+      const double pivot = std::stod(row.at("constraint_violation_max.pivot"));
+      CHECK((se3 ? pivot < 1e-11 : pivot > 1e-9));
+      ++checked;
+    }
+    if (row.at("model") == "spherical-three-bar" && se3) {
+      CHECK(std::stod(row.at("constraint_violation_max.joint1")) < 1e-12);
+      CHECK(std::stod(row.at("constraint_violation_max.joint3")) < 1e-12);
+    }
+  }
+  CHECK(checked == 8);
+  for (const auto& row : csv_rows(read_file(out / "series.csv"))) {
+    INFO(row.at("series"));
+    CHECK(std::stod(row.at("observed_order")) == Approx(4.0).margin(0.35));
+  }
+}
+
+TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2", "[study][cli]") {
+  const fs::path out = scratch("integrators") / "out";
+  const Result result = liembs("study '" LIEMBS_SOURCE_DIR "/studies/integrators-tree.toml' --jobs 2 --no-report --output '" +
+                               out.string() + "'");
+  INFO(result.out << result.err);
+  REQUIRE(result.status == 0);
+  const std::map<std::string, double> expected{{"double-pendulum integrator.name=rkmk integrator.tableau=heun", 2.0},
+                                               {"double-pendulum integrator.name=rkmk integrator.tableau=rk3", 3.0},
+                                               {"double-pendulum integrator.name=rkmk integrator.tableau=rk4", 4.0},
+                                               {"double-pendulum integrator.name=generalized-alpha", 2.0}};
+  int checked = 0;
+  for (const auto& row : csv_rows(read_file(out / "series.csv"))) {
+    const auto found = expected.find(row.at("series"));
+    if (found == expected.end()) continue;
+    INFO(row.at("series"));
+    CHECK(std::stod(row.at("observed_order")) == Approx(found->second).margin(0.3));
+    ++checked;
+  }
+  CHECK(checked == 4);
 }

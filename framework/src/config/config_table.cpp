@@ -258,6 +258,18 @@ void ConfigDocument::set_override(std::string_view assignment) {
   record(value);
 }
 
+void ConfigDocument::remove_key(std::string_view path) {
+  toml::node* current = &impl_->root;
+  std::stringstream stream{std::string(path)};
+  std::vector<std::string> segments;
+  for (std::string segment; std::getline(stream, segment, '.');) segments.push_back(segment);
+  for (std::size_t i = 0; i + 1 < segments.size() && current; ++i) {
+    if (auto* table = current->as_table()) current = table->get(segments[i]);
+    else current = nullptr;
+  }
+  if (current && current->is_table() && !segments.empty()) current->as_table()->erase(segments.back());
+}
+
 void ConfigDocument::reject_unused_keys() const {
   std::vector<std::string> problems;
   std::function<void(const toml::table&, const std::string&)> walk =

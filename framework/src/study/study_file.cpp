@@ -100,6 +100,7 @@ RunSource read_source(const ConfigTable& table, const std::filesystem::path& stu
   } else if (required) {
     table.fail({}, "missing 'file' (a run file) or an inline run table [" + table.path_of("run") + "]");
   }
+  source.removals = table.strings_or("unset", {});
   source.overrides = assignments(table, "set");
   return source;
 }
@@ -112,6 +113,9 @@ void read_reference(const ConfigTable& table, const std::filesystem::path& study
   if (reference.file.empty()) {
     std::vector<std::string> overrides = model.run.overrides;
     overrides.insert(overrides.end(), reference.overrides.begin(), reference.overrides.end());
+    std::vector<std::string> removals = model.run.removals;
+    removals.insert(removals.end(), reference.removals.begin(), reference.removals.end());
+    reference.removals = std::move(removals);
     reference.file = model.run.file;
     reference.inline_table = model.run.inline_table;
     reference.overrides = std::move(overrides);
@@ -303,6 +307,7 @@ std::shared_ptr<ConfigDocument> case_document(const Definition& definition, cons
                                                            : model.reference_check;
   auto document = source.inline_table.empty() ? ConfigDocument::load(source.file)
                                               : ConfigDocument::load_table(source.file, source.inline_table);
+  for (const auto& key : source.removals) document->remove_key(key);
   for (const auto& assignment : source.overrides) {
     if (assignment == "simulation.step_size=@double") {
       // The default check of a reference: the same run at twice its step size.

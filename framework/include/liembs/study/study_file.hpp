@@ -40,6 +40,7 @@ struct Axis {
 struct RunSource {
   std::filesystem::path file;
   std::string inline_table;             // key path of an inline run in the study file, or empty
+  std::vector<std::string> removals;    // keys removed from the file before the overrides
   std::vector<std::string> overrides;   // key.path=value, applied in order
   std::string location;
 };
