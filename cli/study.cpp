@@ -5,6 +5,7 @@
 #include <liembs/error.hpp>
 #include <liembs/study/execution.hpp>
 #include <liembs/study/results.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -98,6 +99,7 @@ int study_command(const std::vector<std::string>& arguments) {
   if (!values.count("file")) throw po::error("missing the study file: liembs study STUDY.toml");
   const bool quiet = values.count("quiet") > 0;
 
+  install_interrupt_handlers();
   const std::filesystem::path file = values["file"].as<std::string>();
   study::Definition definition = study::load_study(file);
   std::vector<study::Case> cases = study::expand_cases(definition);

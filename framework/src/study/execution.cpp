@@ -3,6 +3,7 @@
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/study/execution.hpp>
+#include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 
 #include <Eigen/Geometry>
@@ -90,6 +91,8 @@ Prepared prepare(const Definition& definition, const Case& item, const std::vect
     key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
     key += document->to_toml();
     prepared.hash = fnv1a_hex(key);
+  } catch (const Interrupted&) {
+    throw;
   } catch (const ConfigError& error) {
     // A mistake in the study (an axis sets a key no run reads, a wrong type): not a result.
     throw ConfigError(definition.file.string() + ": case '" + item.id + "': " + error.what());
@@ -195,6 +198,8 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
     record.constraint_violation_max = summary.constraint_violation_max;
     record.velocity_violation_max = summary.velocity_violation_max;
     record.ok = true;
+  } catch (const Interrupted&) {
+    throw;
   } catch (const Error& error) {
     record.ok = false;
     record.failure_kind = failure_kind_of(error);
@@ -259,6 +264,15 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
   std::size_t next = 0;
   const unsigned jobs = std::max(1u, options.jobs);
   while (next < pending.size() || !running.empty()) {
+    if (const int signal = pending_interrupt()) {
+      // Stop the running cases (a signal sent to this process only does not reach them),
+      // keep the records of the finished ones.
+      for (const auto& entry : running) ::kill(entry.first, signal);
+      for (const auto& entry : running) ::waitpid(entry.first, nullptr, 0);
+      throw Interrupted(signal, "after " + std::to_string(progress.done) + " of " + std::to_string(progress.total) +
+                                    " cases; the finished ones are kept in " + (output / "cases").string() +
+                                    " and not run again");
+    }
     while (next < pending.size() && running.size() < jobs) {
       const std::size_t index = pending[next++];
       const pid_t pid = ::fork();
@@ -273,6 +287,8 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
           AtomicFile file(record_path(output, hashes[index]));
           file.stream() << to_json(record) << "\n";
           file.commit();
+        } catch (const Interrupted& interrupted) {
+          ::_exit(interrupted.exit_status());  // no record: the case runs again next time
         } catch (const std::exception& error) {
           std::fprintf(stderr, "liembs study: case '%s': %s\n", cases[index].id.c_str(), error.what());
           status = 6;
