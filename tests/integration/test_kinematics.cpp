@@ -8,6 +8,7 @@
 
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/invariants.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -278,4 +279,37 @@ TEST_CASE("kinematics options are checked", "[kinematics][config]") {
   CHECK_THAT(error_of("tolerance = 0"), Contains("tolerance"));
   CHECK_THAT(error_of("max_iterations = 0"), Contains("max_iterations"));
   CHECK_THAT(error_of("newton_tolerance = 1e-3"), Contains("unknown key 'newton_tolerance'"));
+}
+
+TEST_CASE("kinematics of paper 004's single pendulum matches the closed form at T = 3 s", "[kinematics][paper-004]") {
+  // Reference note section 4.2: z = -1.457754, z' = 0.600988, z'' = -3.849593 (the centre of
+  // mass, the body origin), the driver's multiplier -284.198; Table 9: 3.80 iterations per step.
+  for (const char* group : {"SO3xR3", "SE3"}) {
+    auto loaded = load_test_run("../../configs/paper-004/single-pendulum.toml",
+                                {std::string("group.name=") + group, "integrator.name=kinematics",
+                                 "integrator.tolerance=1e-10", "simulation.step_size=1e-3"});
+    const RunSummary summary = execute_run(loaded.run, RunOutput{});
+    const State& end = summary.final_state;
+    const Integrator& kinematics = *loaded.run.integrator;
+    const Eigen::VectorXd twist = body_twists(*loaded.run.group, end);
+    const Vec3 velocity = end.poses[0].R * twist.tail<3>();
+    const Eigen::VectorXd& lambda = *kinematics.multipliers();
+    const double iterations = statistic(kinematics, "newton_iterations_per_step");
+    INFO(group << ": r = " << end.poses[0].r.transpose() << ", r' = " << velocity.transpose() << ", lambda = "
+               << lambda.transpose() << ", iterations per step " << iterations);
+    CHECK(end.time == 3.0);
+    CHECK(end.poses[0].r.z() == Approx(-1.457754).margin(1e-6));
+    CHECK(end.poses[0].r.y() == Approx(1.369289).margin(1e-6));
+    CHECK(velocity.z() == Approx(0.600988).margin(1e-6));
+    CHECK(velocity.y() == Approx(0.639815).margin(1e-6));
+    if (std::string(group) == "SO3xR3") {  // V = (omega, r'), so V' ends with r''
+      CHECK(kinematics.accelerations()->tail<3>().z() == Approx(-3.849593).margin(1e-6));
+      CHECK(kinematics.accelerations()->tail<3>().y() == Approx(-4.661039).margin(1e-6));
+    }
+    CHECK(lambda(lambda.size() - 1) == Approx(-284.198).margin(1e-3));
+    CHECK(statistic(kinematics, "coordinates") == 6);
+    CHECK(statistic(kinematics, "constraints") == 6);
+    CHECK(iterations > 2.5);
+    CHECK(iterations < 5.0);
+  }
 }
