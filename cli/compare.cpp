@@ -50,6 +50,13 @@ Variation parse_variation(const std::string& text) {
   return variation;
 }
 
+// A CSV field in double quotes, inner quotes doubled (RFC 4180): labels may hold TOML strings.
+std::string csv_quoted(const std::string& text) {
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + '"';
+}
+
 }  // namespace
 
 int compare_command(const std::vector<std::string>& arguments) {
@@ -154,7 +161,7 @@ int compare_command(const std::vector<std::string>& arguments) {
         << std::setprecision(17);
     for (const auto& row : rows) {
       const auto& s = row.summary;
-      out << '"' << row.label << '"' << ',' << s.steps << ',' << s.wall_seconds << ','
+      out << csv_quoted(row.label) << ',' << s.steps << ',' << s.wall_seconds << ','
           << s.steps / std::max(s.wall_seconds, 1e-12) << ',' << s.energy_drift_max << ','
           << s.angular_momentum_drift_max << ',' << s.orthogonality_error_max << '\n';
     }

@@ -159,6 +159,11 @@ TEST_CASE("compare prints one row per combination", "[cli]") {
   CHECK_THAT(result.out, Contains("group.name=SO3xR3 integrator.tableau=heun"));
   CHECK(std::count(result.out.begin(), result.out.end(), '\n') == 5);
   CHECK_THAT(read_file(out / "comparison.csv"), Contains("\"group.name=SE3 integrator.tableau=rk4\""));
+  // A label holding a TOML string: its quotes are doubled in the CSV field (RFC 4180).
+  const Result quoted = liembs("compare " + free_body + " --vary 'title=\"a\",\"b\"' --quiet --output '" + out.string() + "'");
+  INFO(quoted.err);
+  REQUIRE(quoted.status == 0);
+  CHECK_THAT(read_file(out / "comparison.csv"), Contains("\n\"title=\"\"a\"\"\",") && Contains("\n\"title=\"\"b\"\"\","));
 }
 
 TEST_CASE("configuration errors exit 2 naming file, line and key", "[cli][errors]") {
