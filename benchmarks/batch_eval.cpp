@@ -1,0 +1,155 @@
+// Throughput of batch evaluation (issue 17, docs/benchmarks.md "Batch evaluation"): RNEA
+// and ABA of the iiwa-like arm for 100,000 random states as
+//   - the sum of the kernel calls (TreeDynamics, one state after the other, one core),
+//   - BatchEvaluation in memory on 1 and 2 threads,
+//   - evaluate_file (liembs eval) from .npy to .npy and from CSV to CSV on 1 and 2 threads.
+// Wall-clock time (threads run beside the timing one); rows per second are printed as
+// items_per_second, and the ratios at the end.
+#include <liembs/batch/evaluate_file.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/io/npy.hpp>
+#include <liembs/plugin/representation.hpp>
+#include <liembs/sim/run.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <random>
+
+namespace fs = std::filesystem;
+using namespace liembs;
+
+namespace {
+
+constexpr std::size_t rows = 100000;
+
+struct Setup {
+  std::string algorithm;
+  Registry registry;
+  Run run;
+  std::unique_ptr<BatchEvaluation> batch;
+  std::shared_ptr<const KinematicTree> tree;
+  std::unique_ptr<TreeDynamics> dynamics;
+  std::vector<double> states;
+  fs::path dir;
+
+  explicit Setup(const std::string& name) : algorithm(name) {
+    registry.append_search_path(Registry::environment_search_path());
+    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    auto document = ConfigDocument::load(LIEMBS_BENCH_CONFIG_DIR "/examples/iiwa-arm.toml");
+    document->set_override("algorithm.name=" + algorithm);
+    run = load_run(document, registry, RunPurpose::evaluate);
+    batch = std::make_unique<BatchEvaluation>(run, 1);
+    tree = std::make_shared<const KinematicTree>(compile_tree(*run.model));
+    dynamics = run.representation->bind_tree(tree);
+    std::mt19937 random(1);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    states.resize(rows * batch->input_count());
+    for (double& value : states) value = 3.0 * uniform(random);
+    dir = fs::temp_directory_path() / ("liembs-bench-eval-" + std::to_string(::getpid()) + "-" + algorithm);
+    fs::create_directories(dir);
+    std::ofstream npy(dir / "states.npy", std::ios::binary);
+    npy << npy::header_bytes(rows, batch->input_count());
+    npy.write(reinterpret_cast<const char*>(states.data()), static_cast<std::streamsize>(states.size() * 8));
+    std::ofstream csv(dir / "states.csv");
+    for (std::size_t c = 0; c < batch->input_count(); ++c) csv << (c ? "," : "") << batch->input_columns()[c];
+    csv << '\n' << std::setprecision(17);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < batch->input_count(); ++c) csv << (c ? "," : "") << states[r * batch->input_count() + c];
+      csv << '\n';
+    }
+  }
+  ~Setup() { fs::remove_all(dir); }
+};
+
+Setup& setup(const std::string& algorithm) {
+  static Setup rnea("rnea"), aba("aba");
+  return algorithm == "rnea" ? rnea : aba;
+}
+
+void kernel_sum(benchmark::State& bench, const std::string& algorithm) {
+  Setup& s = setup(algorithm);
+  const int n = s.tree->dof();
+  TreeState state;
+  Eigen::VectorXd out;
+  for (auto _ : bench) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double* in = s.states.data() + r * 3 * n;
+      state.q = Eigen::Map<const Eigen::VectorXd>(in, n);
+      state.qd = Eigen::Map<const Eigen::VectorXd>(in + n, n);
+      if (algorithm == "rnea") s.dynamics->inverse_dynamics(state, Eigen::Map<const Eigen::VectorXd>(in + 2 * n, n), out);
+      else s.dynamics->forward_dynamics(state, Eigen::Map<const Eigen::VectorXd>(in + 2 * n, n), out);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+}
+
+void in_memory(benchmark::State& bench, const std::string& algorithm) {
+  Setup& s = setup(algorithm);
+  s.batch->set_threads(static_cast<unsigned>(bench.range(0)));
+  std::vector<double> outputs(rows * s.batch->output_count());
+  for (auto _ : bench) s.batch->evaluate(s.states, outputs);
+  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+}
+
+void file(benchmark::State& bench, const std::string& algorithm, const char* input, const char* output) {
+  Setup& s = setup(algorithm);
+  s.batch->set_threads(static_cast<unsigned>(bench.range(0)));
+  for (auto _ : bench) evaluate_file(*s.batch, s.dir / input, s.dir / output, algorithm);
+  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+}
+
+// The fastest repetition of each benchmark in wall-clock time (the threads' work is not in
+// the CPU time of the timing thread).
+class WallClockReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      const double time = run.GetAdjustedRealTime() * 1e6;  // ms -> ns
+      const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
+      if (!inserted) entry->second = std::min(entry->second, time);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> times;  // nanoseconds
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const std::string algorithm : {"rnea", "aba"}) {
+    benchmark::RegisterBenchmark(("iiwa/" + algorithm + "/kernel-sum").c_str(), kernel_sum, algorithm)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("iiwa/" + algorithm + "/batch").c_str(), in_memory, algorithm)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("iiwa/" + algorithm + "/npy").c_str(), file, algorithm, "states.npy", "out.npy")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("iiwa/" + algorithm + "/csv").c_str(), file, algorithm, "states.csv", "out.csv")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  WallClockReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  const auto t = [&](const std::string& name) {
+    const auto found = reporter.times.find(name);
+    return found == reporter.times.end() ? 0.0 : found->second;
+  };
+  std::printf("\n| algorithm | kernel sum (rows/s) | batch 1 thread / kernel sum | .npy 1 thread / kernel sum | CSV rows/s, 1 thread | "
+              "scaling on 2 threads: batch, .npy, CSV |\n|---|---|---|---|---|---|\n");
+  for (const std::string algorithm : {"rnea", "aba"}) {
+    const std::string p = "iiwa/" + algorithm + "/";
+    const double kernel = t(p + "kernel-sum/real_time");
+    if (kernel == 0.0) continue;
+    std::printf("| %s | %.0f | %.2f | %.2f | %.0f | %.2f, %.2f, %.2f |\n", algorithm.c_str(), rows / kernel * 1e9,
+                t(p + "batch/1/real_time") / kernel, t(p + "npy/1/real_time") / kernel, rows / t(p + "csv/1/real_time") * 1e9,
+                t(p + "batch/1/real_time") / t(p + "batch/2/real_time"), t(p + "npy/1/real_time") / t(p + "npy/2/real_time"),
+                t(p + "csv/1/real_time") / t(p + "csv/2/real_time"));
+  }
+  return 0;
+}

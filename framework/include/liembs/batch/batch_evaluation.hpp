@@ -1,0 +1,94 @@
+#pragma once
+// Batch evaluation on several threads (docs/batch.md): one algorithm's row function
+// (BatchEvaluator, liembs/plugin/algorithm.hpp: the one `liembs eval` uses, so every
+// algorithm plugin that can be evaluated, tree algorithms and later ones alike, works here)
+// applied to many states. The rows are split over threads; every thread has an evaluator
+// of its own (its workspace), bound once and reused, so no state allocates. A row is always
+// computed by the same code on its own, whatever thread takes it: the results are
+// bit-identical for every thread count.
+//
+// Threads: std::jthread, started for one call and joined before it returns. No pool lives
+// between calls, so nothing idles, nothing outlives the evaluators, and a process that
+// forks between calls (Python's multiprocessing) forks no worker. Starting a thread costs
+// tens of microseconds, small against a block of rows; small batches use fewer threads.
+#include <liembs/plugin/algorithm.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace liembs {
+
+struct Run;
+
+// The number of cores this process may run on (its CPU affinity), at least 1.
+unsigned available_cores();
+
+// How a failed row or an interruption is described in the error thrown.
+struct BatchMessages {
+  // Prefix of a failed row's message, e.g. "row 17: " (the default) or "states.csv:19: ".
+  std::function<std::string(std::size_t row)> row_prefix;
+  // How far the work got when SIGINT/SIGTERM stopped it (liembs/util/interrupt.hpp), given
+  // the rows finished; default "after N state(s)".
+  std::function<std::string(std::size_t rows_done)> interrupted_where;
+};
+
+// Runs work(worker, row) for rows [0, rows) on up to `threads` threads (worker in
+// [0, threads)), in blocks of consecutive rows taken in order. If rows fail, the error of
+// the lowest failing row is rethrown, with the same class (ConfigError, ModelError,
+// SimulationError, ...) and its message prefixed by messages.row_prefix(row); the rows
+// after a failure may or may not have run. Between blocks a pending SIGINT/SIGTERM stops
+// every thread and throws Interrupted. Returns the number of threads used (fewer for small
+// batches: at least min_rows_per_thread rows each).
+unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<void(unsigned worker, std::size_t row)>& work,
+                      const BatchMessages& messages = {});
+
+inline constexpr std::size_t min_rows_per_thread = 256;
+
+class BatchEvaluation {
+ public:
+  // Binds a new evaluator (a workspace) of the algorithm; called once per thread used.
+  using Binder = std::function<std::unique_ptr<BatchEvaluator>()>;
+
+  // `threads` = 0 means available_cores(). Binds the first evaluator at once (so that a
+  // model the algorithm refuses fails here).
+  explicit BatchEvaluation(Binder bind, unsigned threads = 0);
+  // The algorithm, representation and model of a run loaded for evaluation (RunPurpose::
+  // evaluate or simulate); the run must outlive this object.
+  explicit BatchEvaluation(const Run& run, unsigned threads = 0);
+  ~BatchEvaluation();
+
+  unsigned threads() const { return threads_; }
+  void set_threads(unsigned threads);  // 0: available_cores()
+
+  const std::vector<std::string>& input_columns() const { return evaluators_.front()->input_columns(); }
+  const std::vector<std::string>& output_columns() const { return evaluators_.front()->output_columns(); }
+  std::size_t input_count() const { return input_columns().size(); }
+  std::size_t output_count() const { return output_columns().size(); }
+
+  // Evaluates the rows of `inputs` (row-major, input_count() values a row) into `outputs`
+  // (row-major, output_count() values a row), both preallocated: rows = inputs.size() /
+  // input_count(). Throws ConfigError if the sizes do not fit, and a failed row's error as
+  // for_each_row (message "row N: ...", rows counted from 0).
+  void evaluate(std::span<const double> inputs, std::span<double> outputs, const BatchMessages& messages = {});
+
+  // The general form: work(evaluator, worker, row) on the threads, each with its own
+  // evaluator, for readers that also parse and format rows in the threads (liembs eval).
+  void for_each_row(std::size_t rows,
+                    const std::function<void(BatchEvaluator& evaluator, unsigned worker, std::size_t row)>& work,
+                    const BatchMessages& messages = {});
+
+ private:
+  void bind_evaluators(unsigned count);
+
+  Binder bind_;
+  unsigned threads_ = 1;
+  std::vector<std::unique_ptr<BatchEvaluator>> evaluators_;
+  std::mutex busy_;  // one batch at a time per object (the evaluators are its workspaces)
+};
+
+}  // namespace liembs

@@ -1,0 +1,32 @@
+#pragma once
+// `liembs eval` on files (docs/batch.md): states read from a CSV file (a header naming the
+// input columns, in any order; other columns are copied to a CSV output) or a NumPy .npy
+// array (rows x the input columns, in their documented order), evaluated by a
+// BatchEvaluation on its threads, written to a CSV or .npy file (chosen by the file name's
+// extension) that appears only if every row succeeds. Parsing and formatting run on the
+// threads too; the file is read and written in chunks, so memory stays bounded.
+//
+// Errors name the file, the line (CSV) or row (.npy, counted from 0 as NumPy does) and the
+// column; the first bad row of the file is the one reported, whatever the thread count.
+// SIGINT/SIGTERM stop at the next read or block of rows (Interrupted), leaving no output.
+#include <liembs/batch/batch_evaluation.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace liembs {
+
+struct FileEvaluation {
+  std::size_t rows = 0;                    // states evaluated
+  std::vector<std::string> dropped_columns;  // CSV columns not copied (a .npy output holds the outputs only)
+};
+
+// `algorithm` names the algorithm in messages about missing columns.
+FileEvaluation evaluate_file(BatchEvaluation& batch, const std::filesystem::path& states,
+                             const std::filesystem::path& output, const std::string& algorithm);
+
+// Whether a path names a .npy file (by its extension, any case).
+bool is_npy_path(const std::filesystem::path& path);
+
+}  // namespace liembs

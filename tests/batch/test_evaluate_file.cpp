@@ -1,0 +1,294 @@
+// liembs eval on files (liembs/batch/evaluate_file.hpp): CSV per RFC 4180 (quoted header and
+// copied fields), numbers that read back to the same bits, .npy in and out (C and Fortran
+// order), outputs identical for every thread count, and errors naming file, line or row,
+// and column, with nothing written.
+#include <liembs/batch/evaluate_file.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/error.hpp>
+#include <liembs/io/csv.hpp>
+#include <liembs/io/npy.hpp>
+#include <liembs/sim/run.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+
+using namespace liembs;
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct LoadedRun {
+  Registry registry;
+  Run run;
+};
+
+std::unique_ptr<LoadedRun> load(const std::string& file, const std::string& algorithm) {
+  auto loaded = std::make_unique<LoadedRun>();
+  loaded->registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "build tree", true}});
+  auto document = ConfigDocument::load(std::string(LIEMBS_SOURCE_DIR "/configs/examples/") + file);
+  document->set_override("algorithm.name=" + algorithm);
+  loaded->run = load_run(document, loaded->registry, RunPurpose::evaluate);
+  return loaded;
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-eval-files-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_npy(const fs::path& path, const std::vector<double>& values, std::size_t rows, std::size_t columns,
+               bool fortran_order = false) {
+  std::string header = npy::header_bytes(rows, columns);
+  if (fortran_order) header.replace(header.find("False"), 5, "True ");
+  std::ofstream out(path, std::ios::binary);
+  out << header;
+  if (!fortran_order) {
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 8));
+  } else {
+    for (std::size_t c = 0; c < columns; ++c)
+      for (std::size_t r = 0; r < rows; ++r) out.write(reinterpret_cast<const char*>(&values[r * columns + c]), 8);
+  }
+}
+
+std::vector<double> read_npy(const fs::path& path, std::size_t& rows, std::size_t& columns) {
+  std::ifstream in(path, std::ios::binary);
+  const npy::Header header = npy::read_header(in, path.string(), fs::file_size(path));
+  REQUIRE_FALSE(header.fortran_order);
+  rows = header.rows;
+  columns = header.columns;
+  std::vector<double> values(rows * columns);
+  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * 8));
+  return values;
+}
+
+// Random states of the iiwa arm's RNEA as CSV (with a time column first) and as an array.
+std::vector<double> random_states(const BatchEvaluation& batch, std::size_t rows, const fs::path& csv_file) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  std::vector<double> values(rows * batch.input_count());
+  for (double& value : values) value = uniform(random);
+  std::ofstream out(csv_file);
+  out << "time";
+  for (const auto& name : batch.input_columns()) out << ',' << name;
+  out << '\n' << std::setprecision(17);
+  for (std::size_t r = 0; r < rows; ++r) {
+    out << 0.01 * static_cast<double>(r);
+    for (std::size_t c = 0; c < batch.input_count(); ++c) out << ',' << values[r * batch.input_count() + c];
+    out << '\n';
+  }
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("CSV fields and numbers per RFC 4180 in the C locale", "[eval][csv]") {
+  std::vector<std::string_view> fields;
+  csv::split_record(R"( a ,"b, c","say ""hi""",, 1.5 )", fields);
+  REQUIRE(fields.size() == 5);
+  CHECK(fields[0] == "a");
+  CHECK(csv::unquote(fields[1]) == "b, c");
+  CHECK(csv::unquote(fields[2]) == "say \"hi\"");
+  CHECK(fields[3].empty());
+  CHECK(fields[4] == "1.5");
+  std::size_t breaks = 0;
+  CHECK(csv::record_end("x,\"two\nlines\",y\nnext", breaks) == 15);
+  CHECK(breaks == 1);
+  CHECK(csv::record_end("plain,row\nnext", breaks) == 9);
+  CHECK(csv::record_end("\"open", breaks) == std::string_view::npos);
+  CHECK(csv::quote_if_needed("a,b") == "\"a,b\"");
+  CHECK(csv::quote_if_needed("q.x") == "q.x");
+
+  double value = 0.0;
+  for (const char* good : {"1.5", "+1.5", "-2e-3", ".5", "5.", "\"3\"", "1E+2"}) {
+    INFO(good);
+    CHECK(csv::parse_finite(good, value));
+  }
+  for (const char* bad : {"", "nan", "inf", "-inf", "1e400", "1.5x", "0x1p3", "+-1", "++1", "1,5", "--1", "one"}) {
+    INFO(bad);
+    CHECK_FALSE(csv::parse_finite(bad, value));
+  }
+  // Shortest text that reads back to the same bits.
+  std::mt19937_64 random(3);
+  for (int i = 0; i < 10000; ++i) {
+    double x;
+    const std::uint64_t bits = random();
+    std::memcpy(&x, &bits, 8);
+    if (!std::isfinite(x)) continue;
+    char text[csv::max_number_chars];
+    const char* end = csv::append_number(text, x);
+    double back = 0.0;
+    REQUIRE(csv::parse_finite(std::string_view(text, static_cast<std::size_t>(end - text)), back));
+    REQUIRE(std::memcmp(&back, &x, 8) == 0);
+  }
+  for (const double x : {-std::numeric_limits<double>::denorm_min(), -2.2250738585072014e-308, -1.7976931348623157e308}) {
+    char text[csv::max_number_chars];
+    CHECK(static_cast<std::size_t>(csv::append_number(text, x) - text) <= csv::max_number_chars);
+  }
+}
+
+TEST_CASE("CSV and .npy outputs hold the same bits, for every thread count and input format", "[eval][npy]") {
+  auto loaded = load("iiwa-arm.toml", "rnea");
+  BatchEvaluation batch(loaded->run);
+  const fs::path dir = scratch("formats");
+  const std::size_t rows = 2500, width = batch.input_count(), out_width = batch.output_count();
+  const std::vector<double> states = random_states(batch, rows, dir / "states.csv");
+  write_npy(dir / "states.npy", states, rows, width);
+  write_npy(dir / "fortran.npy", states, rows, width, true);
+
+  std::vector<double> expected(rows * out_width);
+  batch.set_threads(1);
+  batch.evaluate(states, expected);
+
+  std::string reference_csv;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    batch.set_threads(threads);
+    for (const char* input : {"states.csv", "states.npy", "fortran.npy"}) {
+      INFO(input);
+      const FileEvaluation npy = evaluate_file(batch, dir / input, dir / "out.npy", "rnea");
+      CHECK(npy.rows == rows);
+      std::size_t r = 0, c = 0;
+      const std::vector<double> values = read_npy(dir / "out.npy", r, c);
+      CHECK(r == rows);
+      CHECK(c == out_width);
+      CHECK(std::memcmp(values.data(), expected.data(), expected.size() * 8) == 0);
+      CHECK(npy.dropped_columns == (input == std::string("states.csv") ? std::vector<std::string>{"time"}
+                                                                        : std::vector<std::string>{}));
+    }
+    evaluate_file(batch, dir / "states.csv", dir / "out.csv", "rnea");
+    const std::string csv = read_file(dir / "out.csv");
+    if (reference_csv.empty()) reference_csv = csv;
+    CHECK(csv == reference_csv);  // the same bytes
+  }
+  // The CSV numbers read back to the bits of the .npy output; the time column is copied.
+  std::istringstream lines(reference_csv);
+  std::string line;
+  std::getline(lines, line);
+  CHECK(line == "time,tau.a1,tau.a2,tau.a3,tau.a4,tau.a5,tau.a6,tau.a7");
+  std::vector<std::string_view> fields;
+  for (std::size_t r = 0; r < rows; ++r) {
+    REQUIRE(std::getline(lines, line));
+    csv::split_record(line, fields);
+    REQUIRE(fields.size() == 1 + out_width);
+    for (std::size_t c = 0; c < out_width; ++c) {
+      double value;
+      REQUIRE(csv::parse_finite(fields[1 + c], value));
+      REQUIRE(value == expected[r * out_width + c]);
+    }
+  }
+  // A .npy input gives a CSV output of the outputs alone.
+  evaluate_file(batch, dir / "states.npy", dir / "from-npy.csv", "rnea");
+  const std::string from_npy = read_file(dir / "from-npy.csv");
+  CHECK(from_npy.substr(0, from_npy.find('\n')) == "tau.a1,tau.a2,tau.a3,tau.a4,tau.a5,tau.a6,tau.a7");
+}
+
+TEST_CASE("quoted CSV header and fields: found by name, copied as written, lines counted", "[eval][csv]") {
+  auto loaded = load("double-pendulum.toml", "rnea");
+  BatchEvaluation batch(loaded->run, 2);
+  const fs::path dir = scratch("quoted");
+  std::ofstream(dir / "states.csv")
+      << "\xEF\xBB\xBF\"label, with comma\",\"q.shoulder\",q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,\"qdd.elbow\"\r\n"
+      << "\"say \"\"hi\"\"\",0.1,0.2,0.3,0.4,0.5,0.6\r\n"
+      << "\"two\nlines\",0.1,0.2,0.3,0.4,0.5,0.6\r\n"
+      << "\r\n"
+      << "plain,0.1,0.2,0.3,0.4,0.5,0.6";  // no final line break
+  evaluate_file(batch, dir / "states.csv", dir / "out.csv", "rnea");
+  const std::string out = read_file(dir / "out.csv");
+  std::istringstream lines(out);
+  std::string header, first, second_a, second_b, third;
+  std::getline(lines, header);
+  CHECK(header == "\"label, with comma\",tau.shoulder,tau.elbow");
+  std::getline(lines, first);
+  CHECK(first.rfind("\"say \"\"hi\"\"\",", 0) == 0);
+  std::getline(lines, second_a);
+  std::getline(lines, second_b);
+  CHECK(second_a == "\"two");
+  std::getline(lines, third);
+  CHECK(third.rfind("plain,", 0) == 0);
+  const auto forces = [](const std::string& line) {  // the last two fields
+    return line.substr(line.rfind(',', line.rfind(',') - 1));
+  };
+  CHECK(forces(first) == forces(second_b));  // the same state, the same forces
+  CHECK(forces(third) == forces(second_b));
+
+  // After a quoted line break, errors still name the right line.
+  std::ofstream(dir / "bad.csv") << "note,q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n"
+                                 << "\"a\nb\",0,0,0,0,0,0\n"
+                                 << "ok,0,0,0,0,0,0\n"
+                                 << "ok,0,0,zero,0,0,0\n";
+  CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea"),
+                    Contains("bad.csv:5: column 'qd.shoulder': 'zero' is not a finite number"));
+  CHECK_FALSE(fs::exists(dir / "bad-out.csv"));
+}
+
+TEST_CASE("eval errors name the file, the first bad line or row and the column, whatever the threads", "[eval]") {
+  auto loaded = load("iiwa-arm.toml", "rnea");
+  BatchEvaluation batch(loaded->run);
+  const fs::path dir = scratch("errors");
+  const std::size_t rows = 4000, width = batch.input_count();
+  std::vector<double> states = random_states(batch, rows, dir / "states.csv");
+  // Lines 3001 and 3901 (rows 2999 and 3899) get bad fields.
+  std::string text = read_file(dir / "states.csv");
+  std::vector<std::string> lines;
+  std::istringstream split(text);
+  for (std::string line; std::getline(split, line);) lines.push_back(line);
+  lines[3000] = lines[3000].substr(0, lines[3000].rfind(',')) + ",1e999";
+  lines[3900] = lines[3900].substr(0, lines[3900].rfind(','));
+  std::ofstream bad(dir / "bad.csv");
+  for (const auto& line : lines) bad << line << '\n';
+  bad.close();
+  states[3899 * width + 4] = std::numeric_limits<double>::infinity();
+  states[3950 * width + 1] = std::nan("");
+  write_npy(dir / "bad.npy", states, rows, width);
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    batch.set_threads(threads);
+    CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "out.csv", "rnea"),
+                      Contains("bad.csv:3001: column 'qdd.a7': '1e999' is not a finite number"));
+    CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.npy", dir / "out.npy", "rnea"),
+                      Contains("bad.npy: row 3899: column 'q.a5': 'inf' is not a finite number"));
+    CHECK_FALSE(fs::exists(dir / "out.csv"));
+    CHECK_FALSE(fs::exists(dir / "out.npy"));
+  }
+  lines[3000] = lines[2999];
+  std::ofstream ragged(dir / "ragged.csv");
+  for (const auto& line : lines) ragged << line << '\n';
+  ragged.close();
+  CHECK_THROWS_WITH(evaluate_file(batch, dir / "ragged.csv", dir / "out.csv", "rnea"),
+                    Contains("ragged.csv:3901: 21 fields, the header has 22"));
+  CHECK_THROWS_AS(evaluate_file(batch, dir / "ragged.csv", dir / "out.csv", "rnea"), ConfigError);
+  CHECK_THROWS_WITH(evaluate_file(batch, dir / "missing.csv", dir / "out.csv", "rnea"),
+                    Contains("missing.csv: cannot read the states file"));
+  std::ofstream(dir / "empty.csv").close();
+  CHECK_THROWS_WITH(evaluate_file(batch, dir / "empty.csv", dir / "out.csv", "rnea"),
+                    Contains("empty.csv:1: the file is empty"));
+  // An empty .npy array and a header-only CSV give empty outputs.
+  write_npy(dir / "none.npy", {}, 0, width);
+  CHECK(evaluate_file(batch, dir / "none.npy", dir / "none-out.npy", "rnea").rows == 0);
+  std::size_t r = 1, c = 0;
+  read_npy(dir / "none-out.npy", r, c);
+  CHECK(r == 0);
+  CHECK(c == 7);
+  std::ofstream(dir / "header-only.csv") << lines[0] << '\n';
+  CHECK(evaluate_file(batch, dir / "header-only.csv", dir / "none-out.csv", "rnea").rows == 0);
+  CHECK(read_file(dir / "none-out.csv") == "time,tau.a1,tau.a2,tau.a3,tau.a4,tau.a5,tau.a6,tau.a7\n");
+}
