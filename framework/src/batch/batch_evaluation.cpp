@@ -60,6 +60,20 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
   if (threads == 0) threads = available_cores();
   const std::size_t useful = std::max<std::size_t>(1, rows / min_rows_per_thread);
   const auto used = static_cast<unsigned>(std::min<std::size_t>(threads, useful));
+  if (used == 1 && rows < min_rows_per_thread) {  // a small batch: in order, on the calling thread
+    for (std::size_t row = 0; row < rows; ++row) {
+      try {
+        work(0, row);
+      } catch (...) {
+        rethrow_with_prefix(std::current_exception(), messages.row_prefix ? messages.row_prefix(row)
+                                                                          : "row " + std::to_string(row) + ": ");
+      }
+    }
+    if (const int signal = pending_interrupt())
+      throw Interrupted(signal, messages.interrupted_where ? messages.interrupted_where(rows)
+                                                          : "after " + std::to_string(rows) + " state(s)");
+    return 1;
+  }
   // Blocks are taken in order from a shared counter, so a thread slowed by other work on
   // the machine takes fewer; which thread computes a row never changes its result.
   const std::size_t block = std::clamp<std::size_t>(rows / (8 * used), 32, 2048);

@@ -1,0 +1,533 @@
+// The Python module `liembs` (docs/python.md): models from run files or URDF, every
+// algorithm that `liembs eval` can evaluate on one state or a 2-D array of states (split
+// over threads by BatchEvaluation, the GIL released), simulations with their trajectory
+// and summary, and validation. Everything goes through the same TOML reading, plugin
+// loading and errors as the liembs program; LieMBS errors become liembs.Error subclasses
+// with the same messages.
+#include <liembs/batch/batch_evaluation.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/error.hpp>
+#include <liembs/plugin/registry.hpp>
+#include <liembs/sim/run.hpp>
+#include <liembs/version.hpp>
+
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <Eigen/Geometry>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace py = pybind11;
+using namespace liembs;
+
+namespace {
+
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Plugins: plugin_path entries first, then LIEMBS_PLUGIN_PATH, the plugin folder of the
+// build this module belongs to, and the install prefix.
+std::unique_ptr<Registry> make_registry(const std::vector<std::string>& plugin_path) {
+  auto registry = std::make_unique<Registry>();
+  std::vector<SearchPathEntry> path;
+  for (const auto& entry : plugin_path) path.push_back({entry, "plugin_path", true});
+  const auto environment = Registry::environment_search_path();
+  path.insert(path.end(), environment.begin(), environment.end());
+  path.push_back({LIEMBS_MODULE_PLUGIN_DIR, "the build of this module", false});
+  const auto defaults = Registry::default_search_path();  // the environment's, the program's folder, the prefix
+  path.insert(path.end(), defaults.begin() + static_cast<std::ptrdiff_t>(environment.size()), defaults.end());
+  registry->append_search_path(std::move(path));
+  return registry;
+}
+
+// A run file (or generated TOML) with its overrides, loaded on demand for each purpose.
+struct Source {
+  std::optional<std::filesystem::path> file;
+  std::string text;  // when there is no file
+  std::string name;  // for messages
+  std::vector<std::string> overrides;
+  std::vector<std::string> plugin_path;
+
+  std::shared_ptr<ConfigDocument> document(const std::vector<std::string>& more) const {
+    auto document = file ? ConfigDocument::load(*file) : ConfigDocument::from_string(text, name);
+    for (const auto& assignment : overrides) document->set_override(assignment);
+    for (const auto& assignment : more) document->set_override(assignment);
+    return document;
+  }
+};
+
+// A run loaded with its registry (which outlives the components created from its plugins).
+struct LoadedRun {
+  std::unique_ptr<Registry> registry;
+  Run run;
+};
+
+std::shared_ptr<LoadedRun> load(const Source& source, const std::vector<std::string>& more, RunPurpose purpose) {
+  auto loaded = std::make_shared<LoadedRun>();
+  loaded->registry = make_registry(source.plugin_path);
+  loaded->run = load_run(source.document(more), *loaded->registry, purpose);
+  return loaded;
+}
+
+// An algorithm bound for evaluation, on threads.
+class Evaluator {
+ public:
+  Evaluator(std::shared_ptr<LoadedRun> loaded, unsigned threads)
+      : loaded_(std::move(loaded)), batch_(loaded_->run, threads), requested_threads_(threads) {}
+
+  const std::vector<std::string>& inputs() const { return batch_.input_columns(); }
+  const std::vector<std::string>& outputs() const { return batch_.output_columns(); }
+  unsigned threads() const { return batch_.threads(); }
+  void set_threads(unsigned threads) {
+    requested_threads_ = threads;
+    batch_.set_threads(threads);
+  }
+  // As set_threads, skipped when unchanged (0 reads the CPU affinity, a system call).
+  void request_threads(unsigned threads) {
+    if (threads != requested_threads_) set_threads(threads);
+  }
+  const std::string& algorithm() const { return loaded_->run.algorithm_name; }
+  const std::string& representation() const { return loaded_->run.representation_name; }
+
+  // Rows of states (row-major, the inputs in order) into a new array, (rows, outputs) or
+  // (outputs,).
+  py::array_t<double> evaluate_rows(const double* in, std::size_t rows, bool two_dimensional) {
+    const std::size_t width = batch_.input_count(), out_width = batch_.output_count();
+    py::array_t<double> result = two_dimensional ? py::array_t<double>({rows, out_width}) : py::array_t<double>(out_width);
+    double* out = result.mutable_data();
+    if (rows < min_rows_per_thread) {  // one thread, about a microsecond a state: keep the GIL
+      batch_.evaluate({in, rows * width}, {out, rows * out_width});
+    } else {
+      py::gil_scoped_release unlocked;
+      batch_.evaluate({in, rows * width}, {out, rows * out_width});
+    }
+    return result;
+  }
+
+  // One state (1-D, the inputs in order) or rows of states (2-D): outputs of the same rank.
+  py::array_t<double> evaluate(const Array& states) {
+    const std::size_t width = batch_.input_count(), out_width = batch_.output_count();
+    if (states.ndim() == 1 || states.ndim() == 2) {
+      const auto columns = static_cast<std::size_t>(states.shape(states.ndim() - 1));
+      if (columns == width) {
+        const auto rows = static_cast<std::size_t>(states.ndim() == 2 ? states.shape(0) : 1);
+        return evaluate_rows(states.data(), rows, states.ndim() == 2);
+      }
+    }
+    std::string shape;
+    for (py::ssize_t d = 0; d < states.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(states.shape(d));
+    std::string names;
+    for (const auto& name : inputs()) names += (names.empty() ? "" : ",") + name;
+    throw ConfigError("algorithm '" + algorithm() + "': states of shape (" + shape + "); expected (" +
+                      std::to_string(width) + ",) or (rows, " + std::to_string(width) + "), the inputs in this order: " + names);
+  }
+
+ private:
+  std::shared_ptr<LoadedRun> loaded_;
+  BatchEvaluation batch_;
+  unsigned requested_threads_ = 0;
+};
+
+class ModelHandle {
+ public:
+  explicit ModelHandle(Source source) : source_(std::move(source)) {
+    auto loaded = load(source_, {}, RunPurpose::evaluate);  // checks the file and the model now
+    tree_ = std::make_shared<const KinematicTree>(compile_tree(*loaded->run.model));
+    model_ = loaded->run.model;
+    representation_ = loaded->run.representation_name;
+  }
+
+  std::shared_ptr<Evaluator> evaluator(const std::string& algorithm, const std::optional<std::string>& representation,
+                                       unsigned threads) {
+    auto& cached = representation ? evaluators_[std::make_tuple(algorithm, *representation)] : default_evaluators_[algorithm];
+    if (!cached) {
+      const std::string chosen = representation.value_or(representation_.empty() ? "body-fixed" : representation_);
+      cached = std::make_shared<Evaluator>(
+          load(source_, {"algorithm.name=" + algorithm, "representation.name=" + chosen}, RunPurpose::evaluate), threads);
+    }
+    cached->request_threads(threads);
+    return cached;
+  }
+
+  // The tree algorithms by name: positions (base pose x y z qw qx qy qz if floating, then
+  // q), velocities (base twist if floating, then q'), and a third argument (accelerations
+  // or forces), each 1-D for one state or 2-D for rows of states.
+  py::object call(const std::string& algorithm, const std::vector<Array>& arguments, const std::optional<std::string>& representation,
+                  unsigned threads) {
+    const auto evaluator_ptr = evaluator(algorithm, representation, threads);
+    Evaluator& evaluator = *evaluator_ptr;
+    const bool batch = arguments.front().ndim() == 2;
+    const py::ssize_t rows = batch ? arguments.front().shape(0) : 1;
+    std::size_t width = 0;
+    for (std::size_t a = 0; a < arguments.size(); ++a) {
+      const Array& argument = arguments[a];
+      if (argument.ndim() != (batch ? 2 : 1) || (batch && argument.shape(0) != rows))
+        throw ConfigError(algorithm + ": argument " + std::to_string(a + 1) + " has shape " + shape_of(argument) +
+                          "; every argument must be 1-D (one state) or 2-D with the same rows (" + std::to_string(rows) + ")");
+      const std::size_t expected = a == 0 ? positions() : velocities();
+      if (static_cast<std::size_t>(argument.shape(argument.ndim() - 1)) != expected)
+        throw ConfigError(algorithm + ": argument " + std::to_string(a + 1) + " has " +
+                          std::to_string(argument.shape(argument.ndim() - 1)) + " entries per state, expected " +
+                          std::to_string(expected) + (a == 0 && tree_->floating_base ? " (base x y z qw qx qy qz, then q)" : ""));
+      width += expected;
+    }
+    // Small batches are assembled in a buffer of the model (the GIL is held throughout),
+    // large ones in their own.
+    std::vector<double> own;
+    std::vector<double>& states = rows < static_cast<py::ssize_t>(min_rows_per_thread) ? scratch_ : own;
+    states.resize(static_cast<std::size_t>(rows) * width);
+    double* row = states.data();
+    for (py::ssize_t r = 0; r < rows; ++r)
+      for (const Array& argument : arguments) {
+        const auto count = static_cast<std::size_t>(argument.shape(argument.ndim() - 1));
+        std::copy_n(argument.data() + r * static_cast<py::ssize_t>(count), count, row);
+        row += count;
+      }
+    py::array_t<double> result = evaluator.evaluate_rows(states.data(), static_cast<std::size_t>(rows), batch);
+    return shape_result(algorithm, result, batch);
+  }
+
+  std::size_t positions() const { return static_cast<std::size_t>(tree_->dof()) + (tree_->floating_base ? 7 : 0); }
+  std::size_t velocities() const { return static_cast<std::size_t>(tree_->velocity_dimension()); }
+  const KinematicTree& tree() const { return *tree_; }
+  const liembs::Model& model() const { return *model_; }
+  const Source& source() const { return source_; }
+
+ private:
+  static std::string shape_of(const Array& array) {
+    std::string text = "(";
+    for (py::ssize_t d = 0; d < array.ndim(); ++d) text += (d ? ", " : "") + std::to_string(array.shape(d));
+    return text + (array.ndim() == 1 ? ",)" : ")");
+  }
+
+  // Vectors stay (rows, nv); matrices become (rows, nv, nv); derivatives a dict.
+  py::object shape_result(const std::string& algorithm, py::array_t<double> flat, bool batch) const {
+    const auto nv = static_cast<py::ssize_t>(velocities());
+    const py::ssize_t rows = batch ? flat.shape(0) : 1;
+    const auto matrix = [&](py::ssize_t offset, py::ssize_t columns) {
+      py::array_t<double> out(batch ? std::vector<py::ssize_t>{rows, nv, columns} : std::vector<py::ssize_t>{nv, columns});
+      const py::ssize_t width = batch ? flat.shape(1) : flat.shape(0);
+      for (py::ssize_t r = 0; r < rows; ++r)
+        std::copy_n(flat.data() + r * width + offset, nv * columns, out.mutable_data() + r * nv * columns);
+      return out;
+    };
+    const auto vector = [&](py::ssize_t offset) {
+      py::array_t<double> out(batch ? std::vector<py::ssize_t>{rows, nv} : std::vector<py::ssize_t>{nv});
+      const py::ssize_t width = batch ? flat.shape(1) : flat.shape(0);
+      for (py::ssize_t r = 0; r < rows; ++r) std::copy_n(flat.data() + r * width + offset, nv, out.mutable_data() + r * nv);
+      return out;
+    };
+    if (algorithm == "crba" || algorithm == "coriolis") return matrix(0, nv);
+    if (algorithm == "regressor") return matrix(0, static_cast<py::ssize_t>(model_->bodies.size()) * kInertialParameters);
+    const auto derivatives = [&](const char* const (&names)[4]) {  // a vector, then three matrices
+      py::dict out;
+      out[names[0]] = vector(0);
+      for (int k = 1; k < 4; ++k) out[names[k]] = matrix(nv + (k - 1) * nv * nv, nv);
+      return out;
+    };
+    static const char* const inverse[4] = {"force", "force_by_q", "force_by_u", "mass"};
+    static const char* const forward[4] = {"acceleration", "acceleration_by_q", "acceleration_by_u", "acceleration_by_force"};
+    if (algorithm == "rnea-derivatives") return derivatives(inverse);
+    if (algorithm == "aba-derivatives") return derivatives(forward);
+    return flat;
+  }
+
+  Source source_;
+  std::shared_ptr<const KinematicTree> tree_;
+  std::shared_ptr<const liembs::Model> model_;
+  std::string representation_;
+  std::map<std::tuple<std::string, std::string>, std::shared_ptr<Evaluator>> evaluators_;
+  std::map<std::string, std::shared_ptr<Evaluator>> default_evaluators_;
+  std::vector<double> scratch_;  // in the model's own representation
+};
+
+Source file_source(const std::string& file, const std::vector<std::string>& set, const std::vector<std::string>& plugin_path) {
+  Source source;
+  source.file = std::filesystem::path(file);
+  source.name = file;
+  source.overrides = set;
+  source.plugin_path = plugin_path;
+  return source;
+}
+
+// TOML text with a basic string (escapes \ and ").
+std::string toml_string(const std::string& text) {
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '\\' || c == '"') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string toml_number(double value) {
+  std::ostringstream out;
+  out.precision(17);
+  out << value;
+  std::string text = out.str();
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
+}
+
+Source urdf_source(const std::string& urdf, bool floating_base, const std::vector<double>& gravity,
+                   const std::string& representation, const std::vector<std::string>& plugin_path) {
+  if (gravity.size() != 3) throw ConfigError("from_urdf: gravity needs 3 components, not " + std::to_string(gravity.size()));
+  Source source;
+  source.name = urdf + " (liembs.Model.from_urdf)";
+  source.text = "[model]\nurdf = " + toml_string(std::filesystem::absolute(urdf).string()) +
+                "\nfloating_base = " + (floating_base ? "true" : "false") + "\ngravity = [" + toml_number(gravity[0]) + ", " +
+                toml_number(gravity[1]) + ", " + toml_number(gravity[2]) + "]\n[representation]\nname = " +
+                toml_string(representation) + "\n";
+  source.plugin_path = plugin_path;
+  return source;
+}
+
+// The plugins a run chose, for summaries.
+py::dict choices(const Run& run) {
+  py::dict result;
+  result["group"] = run.group_name;
+  result["algorithm"] = run.algorithm_name;
+  result["integrator"] = run.integrator_name;
+  result["representation"] = run.representation_name;
+  return result;
+}
+
+// A simulation's trajectory (the columns of trajectory.csv, as arrays) and summary.
+py::tuple simulate(const Source& source, const std::vector<std::string>& set, const std::optional<std::string>& output) {
+  auto loaded = load(source, set, RunPurpose::simulate);
+  Run& run = loaded->run;
+  std::vector<std::string> names{"time"};
+  for (const auto& body : run.model->bodies)
+    for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
+      names.push_back(body.name + "." + column);
+  for (const char* column : {"kinetic_energy", "potential_energy", "total_energy", "angular_momentum_x", "angular_momentum_y",
+                             "angular_momentum_z", "linear_momentum_x", "linear_momentum_y", "linear_momentum_z",
+                             "orthogonality_error"})
+    names.emplace_back(column);
+  std::vector<std::vector<double>> columns(names.size());
+  std::vector<std::vector<double>> violations;
+  long long sample = 0;
+  const long long every = run.settings.output_every;
+  RunOutput run_output;
+  if (output) run_output.directory = std::filesystem::path(*output);
+  run_output.observer = [&](const RunSample& s) {
+    if (sample++ % every != 0) return;
+    std::size_t c = 0;
+    columns[c++].push_back(s.time);
+    for (std::size_t i = 0; i < s.poses.size(); ++i) {
+      Eigen::Quaterniond q(s.poses[i].R);
+      if (q.w() < 0) q.coeffs() *= -1.0;
+      const Vec3 velocity = s.poses[i].R * s.twists[i].tail<3>();
+      for (const double v : {s.poses[i].r.x(), s.poses[i].r.y(), s.poses[i].r.z(), q.w(), q.x(), q.y(), q.z(),
+                             s.twists[i](0), s.twists[i](1), s.twists[i](2), velocity.x(), velocity.y(), velocity.z()})
+        columns[c++].push_back(v);
+    }
+    const Invariants& inv = s.invariants;
+    for (const double v : {inv.kinetic_energy, inv.potential_energy, inv.total_energy(), inv.angular_momentum.x(),
+                           inv.angular_momentum.y(), inv.angular_momentum.z(), inv.linear_momentum.x(), inv.linear_momentum.y(),
+                           inv.linear_momentum.z(), inv.orthogonality_error})
+      columns[c++].push_back(v);
+    violations.resize(s.violations.size());
+    for (std::size_t k = 0; k < s.violations.size(); ++k) violations[k].push_back(s.violations[k]);
+  };
+  RunSummary summary;
+  {
+    py::gil_scoped_release unlocked;
+    summary = execute_run(run, run_output);
+  }
+  py::dict trajectory;
+  const auto to_array = [](const std::vector<double>& values) {
+    py::array_t<double> array(static_cast<py::ssize_t>(values.size()));
+    std::copy(values.begin(), values.end(), array.mutable_data());
+    return array;
+  };
+  for (std::size_t c = 0; c < names.size(); ++c) trajectory[py::str(names[c])] = to_array(columns[c]);
+  // Constrained runs: ||g|| per constraint, then ||J V - nu|| per constraint (as trajectory.csv).
+  const auto& blocks = summary.constraint_names;
+  const std::size_t count = violations.size() / 2;
+  for (std::size_t k = 0; k < count && k < blocks.size(); ++k) {
+    trajectory[py::str("violation." + blocks[k])] = to_array(violations[k]);
+    trajectory[py::str("velocity_violation." + blocks[k])] = to_array(violations[count + k]);
+  }
+  py::dict result = choices(run);
+  result["steps"] = summary.steps;
+  result["wall_seconds"] = summary.wall_seconds;
+  result["simulated_seconds"] = summary.simulated_seconds;
+  result["energy_initial"] = summary.energy_initial;
+  result["energy_final"] = summary.energy_final;
+  result["energy_drift_max"] = summary.energy_drift_max;
+  result["angular_momentum_drift_max"] = summary.angular_momentum_drift_max;
+  result["orthogonality_error_max"] = summary.orthogonality_error_max;
+  py::dict violation_max, velocity_violation_max;
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    violation_max[py::str(blocks[k])] = summary.constraint_violation_max[k];
+    velocity_violation_max[py::str(blocks[k])] = summary.velocity_violation_max[k];
+  }
+  result["constraint_violation_max"] = violation_max;
+  result["velocity_violation_max"] = velocity_violation_max;
+  result["driver_swaps"] = summary.driver_swaps;
+  return py::make_tuple(trajectory, result);
+}
+
+py::dict validate(const Source& source, const std::vector<std::string>& set) {
+  auto loaded = load(source, set, RunPurpose::simulate);
+  const Run& run = loaded->run;
+  py::dict result = choices(run);
+  result["title"] = run.title;
+  result["bodies"] = run.model->bodies.size();
+  result["joints"] = run.model->joints.size();
+  result["end_time"] = run.settings.end_time;
+  result["step_size"] = run.settings.step_size;
+  return result;
+}
+
+// The tree algorithms and their arguments (positions, velocities, third).
+struct NamedAlgorithm {
+  const char* method;
+  const char* name;
+  int arguments;
+  const char* third;
+  const char* doc;
+};
+const NamedAlgorithm named_algorithms[] = {
+    {"rnea", "rnea", 3, "qdd", "Inverse dynamics (RNEA): generalized forces, shape (nv,) or (rows, nv)."},
+    {"aba", "aba", 3, "tau", "Forward dynamics (ABA): generalized accelerations, shape (nv,) or (rows, nv)."},
+    {"crba_cholesky", "crba-cholesky", 3, "tau", "Forward dynamics by CRBA and Cholesky."},
+    {"crba", "crba", 1, nullptr, "Mass matrix (CRBA), shape (nv, nv) or (rows, nv, nv)."},
+    {"coriolis", "coriolis", 2, nullptr, "Coriolis matrix C (M' - 2C skew), shape (nv, nv) or (rows, nv, nv)."},
+    {"gravity", "gravity", 1, nullptr, "Gravity and load forces, shape (nv,) or (rows, nv)."},
+    {"rnea_derivatives", "rnea-derivatives", 3, "qdd",
+     "Inverse dynamics and its derivatives: dict force, force_by_q, force_by_u, mass."},
+    {"aba_derivatives", "aba-derivatives", 3, "tau",
+     "Forward dynamics and its derivatives: dict acceleration, acceleration_by_q, acceleration_by_u, acceleration_by_force."},
+    {"regressor", "regressor", 3, "qdd", "Inverse-dynamics regressor Y, shape (nv, 10 bodies), tau = Y pi."},
+};
+
+}  // namespace
+
+PYBIND11_MODULE(liembs, module) {
+  module.doc() = "LieMBS: rigid multibody dynamics on screw and Lie group theory (docs/python.md)";
+  module.attr("__version__") = LIEMBS_VERSION;
+
+  static py::exception<Error> error(module, "Error", PyExc_RuntimeError);
+  static py::exception<ConfigError> config_error(module, "ConfigError", error.ptr());
+  static py::exception<PluginError> plugin_error(module, "PluginError", error.ptr());
+  static py::exception<ModelError> model_error(module, "ModelError", error.ptr());
+  static py::exception<SimulationError> simulation_error(module, "SimulationError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const ConfigError& e) {
+      config_error(e.what());
+    } catch (const PluginError& e) {
+      plugin_error(e.what());
+    } catch (const ModelError& e) {
+      model_error(e.what());
+    } catch (const SimulationError& e) {
+      simulation_error(e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+
+  module.def("available_cores", &available_cores, "The number of cores this process may run on.");
+
+  py::class_<Evaluator, std::shared_ptr<Evaluator>>(module, "Evaluator",
+                                                   "An algorithm bound to a model and a representation, as `liembs eval` uses it.")
+      .def_property_readonly("inputs", &Evaluator::inputs, "Input column names, in order.")
+      .def_property_readonly("outputs", &Evaluator::outputs, "Output column names, in order.")
+      .def_property_readonly("algorithm", &Evaluator::algorithm)
+      .def_property_readonly("representation", &Evaluator::representation)
+      .def_property("threads", &Evaluator::threads, &Evaluator::set_threads, "Threads a batch is split over (0: every core).")
+      .def("__call__", &Evaluator::evaluate, py::arg("states"),
+           "Evaluates one state (1-D, the inputs in order) or rows of states (2-D); returns the outputs, same rank.");
+
+  auto model = py::class_<ModelHandle, std::shared_ptr<ModelHandle>>(module, "Model", "A tree model from a run file or a URDF file.");
+  model
+      .def(py::init([](const std::string& file, const std::vector<std::string>& set, const std::vector<std::string>& plugin_path) {
+             return std::make_shared<ModelHandle>(file_source(file, set, plugin_path));
+           }),
+           py::arg("file"), py::arg("set") = std::vector<std::string>{}, py::arg("plugin_path") = std::vector<std::string>{},
+           "Loads a run file (TOML); `set` overrides values as --set does.")
+      .def_static(
+          "from_urdf",
+          [](const std::string& urdf, bool floating_base, const std::vector<double>& gravity, const std::string& representation,
+             const std::vector<std::string>& plugin_path) {
+            return std::make_shared<ModelHandle>(urdf_source(urdf, floating_base, gravity, representation, plugin_path));
+          },
+          py::arg("urdf"), py::arg("floating_base") = false, py::arg("gravity") = std::vector<double>{0.0, 0.0, -9.81},
+          py::arg("representation") = "body-fixed", py::arg("plugin_path") = std::vector<std::string>{})
+      .def_property_readonly("dof", [](const ModelHandle& m) { return m.tree().dof(); })
+      .def_property_readonly("nq", &ModelHandle::positions, "Entries of a position argument (7 base pose entries if floating, then q).")
+      .def_property_readonly("nv", &ModelHandle::velocities, "Generalized velocities (6 base twist entries if floating, then q').")
+      .def_property_readonly("floating_base", [](const ModelHandle& m) { return m.tree().floating_base; })
+      .def_property_readonly("coordinate_names", [](const ModelHandle& m) { return m.tree().dof_names; })
+      .def_property_readonly("body_names",
+                             [](const ModelHandle& m) {
+                               std::vector<std::string> names;
+                               for (const auto& body : m.model().bodies) names.push_back(body.name);
+                               return names;
+                             })
+      .def_property_readonly("initial_position", [](const ModelHandle& m) { return Eigen::VectorXd(m.tree().initial_position); })
+      .def_property_readonly("initial_velocity", [](const ModelHandle& m) { return Eigen::VectorXd(m.tree().initial_velocity); })
+      .def("evaluator", &ModelHandle::evaluator, py::arg("algorithm"), py::arg("representation") = py::none(), py::arg("threads") = 0,
+           "The algorithm (any name `liembs plugins` lists that `liembs eval` can evaluate) bound for evaluation.")
+      .def(
+          "simulate",
+          [](const ModelHandle& m, const std::vector<std::string>& set, const std::optional<std::string>& output) {
+            return simulate(m.source(), set, output);
+          },
+          py::arg("set") = std::vector<std::string>{}, py::arg("output") = py::none(),
+          "Runs the file's simulation; returns (trajectory: dict of arrays, summary: dict).");
+  for (const NamedAlgorithm& named : named_algorithms) {
+    const std::string name = named.name;
+    if (named.arguments == 1)
+      model.def(
+          named.method,
+          [name](ModelHandle& m, const Array& q, const std::optional<std::string>& representation, unsigned threads) {
+            return m.call(name, {q}, representation, threads);
+          },
+          py::arg("q"), py::kw_only(), py::arg("representation") = py::none(), py::arg("threads") = 0, named.doc);
+    else if (named.arguments == 2)
+      model.def(
+          named.method,
+          [name](ModelHandle& m, const Array& q, const Array& qd, const std::optional<std::string>& representation, unsigned threads) {
+            return m.call(name, {q, qd}, representation, threads);
+          },
+          py::arg("q"), py::arg("qd"), py::kw_only(), py::arg("representation") = py::none(), py::arg("threads") = 0, named.doc);
+    else
+      model.def(
+          named.method,
+          [name](ModelHandle& m, const Array& q, const Array& qd, const Array& third, const std::optional<std::string>& representation,
+                 unsigned threads) { return m.call(name, {q, qd, third}, representation, threads); },
+          py::arg("q"), py::arg("qd"), py::arg(named.third), py::kw_only(), py::arg("representation") = py::none(),
+          py::arg("threads") = 0, named.doc);
+  }
+
+  module.def(
+      "simulate",
+      [](const std::string& file, const std::vector<std::string>& set, const std::optional<std::string>& output,
+         const std::vector<std::string>& plugin_path) { return simulate(file_source(file, {}, plugin_path), set, output); },
+      py::arg("file"), py::arg("set") = std::vector<std::string>{}, py::arg("output") = py::none(),
+      py::arg("plugin_path") = std::vector<std::string>{},
+      "Runs a run file as `liembs run` does; returns (trajectory: dict of arrays, summary: dict). With `output`, "
+      "trajectory.csv and summary.json are written there too.");
+  module.def(
+      "validate",
+      [](const std::string& file, const std::vector<std::string>& set, const std::vector<std::string>& plugin_path) {
+        return validate(file_source(file, {}, plugin_path), set);
+      },
+      py::arg("file"), py::arg("set") = std::vector<std::string>{}, py::arg("plugin_path") = std::vector<std::string>{},
+      "Checks a run file as `liembs validate` does; returns its choices, raises liembs.Error subclasses.");
+}

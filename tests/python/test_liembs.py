@@ -1,0 +1,167 @@
+"""The Python module liembs (docs/python.md): evaluation agrees with the C++ batch and the
+liembs program, the tree algorithms keep their identities, simulations and validation
+report as `liembs run` / `liembs validate` do, and errors carry the same messages."""
+import os
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import liembs
+
+SOURCE = os.environ["LIEMBS_SOURCE_DIR"]
+CLI = os.environ["LIEMBS_CLI"]
+ARM = os.path.join(SOURCE, "configs/examples/iiwa-arm.toml")
+FLOATING = os.path.join(SOURCE, "configs/examples/floating-arm.toml")
+URDF = os.path.join(SOURCE, "models/urdf/iiwa-like-arm.urdf")
+
+
+def random_states(model, rows, seed=1):
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-2, 2, (rows, model.nq))
+    if model.floating_base:
+        q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1)[:, None]
+    return q, rng.uniform(-1, 1, (rows, model.nv)), rng.uniform(-1, 1, (rows, model.nv))
+
+
+def test_one_state_and_batches_agree_for_every_thread_count():
+    arm = liembs.Model(ARM)
+    assert (arm.dof, arm.nq, arm.nv, arm.floating_base) == (7, 7, 7, False)
+    q, qd, qdd = random_states(arm, 3000)
+    reference = arm.rnea(q, qd, qdd, threads=1)
+    assert reference.shape == (3000, 7)
+    for threads in (2, 3, 7):
+        assert np.array_equal(arm.rnea(q, qd, qdd, threads=threads), reference)
+    for row in (0, 1234, 2999):
+        assert np.array_equal(arm.rnea(q[row], qd[row], qdd[row]), reference[row])
+    evaluator = arm.evaluator("rnea")
+    assert evaluator.inputs[:2] == ["q.a1", "q.a2"] and evaluator.outputs[0] == "tau.a1"
+    assert np.array_equal(evaluator(np.hstack([q, qd, qdd])), reference)
+
+
+def test_tree_algorithm_identities():
+    arm = liembs.Model(ARM)
+    q, qd, qdd = random_states(arm, 200)
+    tau = arm.rnea(q, qd, qdd)
+    assert np.allclose(arm.aba(q, qd, tau), qdd, atol=1e-9)
+    assert np.allclose(arm.crba_cholesky(q, qd, tau), qdd, atol=1e-9)
+    mass = arm.crba(q)
+    assert mass.shape == (200, 7, 7)
+    assert np.allclose(mass, mass.transpose(0, 2, 1), atol=1e-12)
+    bias = arm.rnea(q, qd, np.zeros_like(qdd))
+    assert np.allclose(np.einsum("rij,rj->ri", mass, qdd) + bias, tau, atol=1e-9)
+    assert np.allclose(np.einsum("rij,rj->ri", arm.coriolis(q, qd), qd) + arm.gravity(q), bias, atol=1e-9)
+    for representation in ("spatial", "hybrid", "mixed"):
+        assert np.allclose(arm.rnea(q, qd, qdd, representation=representation), tau, atol=1e-10)
+    derivatives = arm.rnea_derivatives(q, qd, qdd)
+    assert np.allclose(derivatives["force"], tau, atol=1e-10)
+    assert np.allclose(derivatives["mass"], mass, atol=1e-10)
+    forward = arm.aba_derivatives(q[0], qd[0], tau[0])
+    assert np.allclose(forward["acceleration_by_force"] @ mass[0], np.eye(7), atol=1e-8)
+    assert arm.regressor(q, qd, qdd).shape == (200, 7, 10 * len(arm.body_names))
+
+
+def test_floating_base_layout_and_urdf_import():
+    floating = liembs.Model(FLOATING)
+    assert floating.floating_base and floating.nq == 7 + floating.dof and floating.nv == 6 + floating.dof
+    q, qd, qdd = random_states(floating, 500)
+    tau = floating.rnea(q, qd, qdd)
+    assert np.allclose(floating.aba(q, qd, tau), qdd, atol=1e-9)
+    assert np.array_equal(floating.rnea(q, qd, qdd, threads=1), floating.rnea(q, qd, qdd, threads=3))
+
+    urdf = liembs.Model.from_urdf(URDF, gravity=[0.0, 0.0, -9.81], representation="spatial")
+    arm = liembs.Model(ARM)
+    q, qd, qdd = random_states(arm, 50)
+    assert np.allclose(urdf.rnea(q, qd, qdd), arm.rnea(q, qd, qdd), atol=1e-10)
+    assert liembs.Model.from_urdf(URDF, floating_base=True).nv == 13
+
+
+def test_simulation_returns_the_trajectory_and_summary():
+    trajectory, summary = liembs.simulate(ARM, set=["simulation.end_time=0.1"])
+    assert summary["steps"] == 200 and summary["integrator"] == "rkmk"
+    assert trajectory["time"][0] == 0.0 and abs(trajectory["time"][-1] - 0.1) < 1e-12
+    energy = trajectory["total_energy"]
+    drift = np.max(np.abs(energy - energy[0])) / abs(energy[0])
+    assert drift <= summary["energy_drift_max"] * (1 + 1e-9) + 1e-300
+    assert drift < 1e-6
+    body = liembs.Model(ARM).body_names[-1]
+    assert len(trajectory[body + ".qw"]) == len(trajectory["time"]) == 200 // 20 + 1  # output_every = 20
+
+
+def test_simulation_writes_the_files_of_liembs_run(tmp_path):
+    trajectory, summary = liembs.Model(ARM).simulate(set=["simulation.end_time=0.05"], output=str(tmp_path))
+    written = np.genfromtxt(tmp_path / "trajectory.csv", delimiter=",", names=True)
+    assert np.allclose(written["time"], trajectory["time"])
+    assert np.allclose(written["total_energy"], trajectory["total_energy"], rtol=1e-12)
+
+
+def test_validate_and_errors_carry_the_messages_of_the_liembs_program():
+    assert liembs.validate(ARM)["algorithm"] == "aba"
+    for overrides, kind in ((["integrator.tablaeu=rk4"], liembs.ConfigError),
+                            (["group.name=se3"], liembs.PluginError)):
+        with pytest.raises(kind) as raised:
+            liembs.validate(ARM, set=overrides)
+        cli = subprocess.run([CLI, "validate", ARM, "--set", overrides[0]], capture_output=True, text=True)
+        assert cli.returncode != 0
+        assert str(raised.value) in cli.stderr
+    assert issubclass(liembs.ModelError, liembs.Error) and issubclass(liembs.Error, RuntimeError)
+    with pytest.raises(liembs.ConfigError, match="no-such-file"):
+        liembs.Model(os.path.join(SOURCE, "no-such-file.toml"))
+
+
+def test_bad_states_are_named():
+    floating = liembs.Model(FLOATING)
+    q, qd, qdd = random_states(floating, 600)
+    q[417, 3:7] = 0.0  # a zero base quaternion
+    with pytest.raises(liembs.Error, match="row 417: base quaternion is zero"):
+        floating.rnea(q, qd, qdd)
+    with pytest.raises(liembs.ConfigError, match="argument 2 has 5 entries per state, expected 9"):
+        floating.rnea(q[0], qd[0, :5], qdd[0])
+    with pytest.raises(liembs.ConfigError, match=r"states of shape \(3, 2\)"):
+        floating.evaluator("rnea")(np.zeros((3, 2)))
+    with pytest.raises(liembs.PluginError, match="unknown algorithm"):
+        floating.evaluator("no-such-algorithm")
+
+
+def test_npy_files_of_liembs_eval_match_the_module(tmp_path):
+    arm = liembs.Model(ARM)
+    q, qd, qdd = random_states(arm, 1000)
+    np.save(tmp_path / "states.npy", np.hstack([q, qd, qdd]))
+    np.save(tmp_path / "fortran.npy", np.asfortranarray(np.hstack([q, qd, qdd])))
+    for states in ("states.npy", "fortran.npy"):
+        cli = subprocess.run([CLI, "eval", ARM, "--set", "algorithm.name=rnea", "--states", str(tmp_path / states),
+                              "--output", str(tmp_path / "tau.npy"), "--threads", "2"], capture_output=True, text=True)
+        assert cli.returncode == 0, cli.stderr
+        assert np.array_equal(np.load(tmp_path / "tau.npy"), arm.rnea(q, qd, qdd))
+
+
+def test_concurrent_python_threads_share_a_model():
+    arm = liembs.Model(ARM)
+    q, qd, qdd = random_states(arm, 2000)
+    reference = arm.rnea(q, qd, qdd)
+    results = [None] * 4
+
+    def work(k):
+        results[k] = arm.rnea(q, qd, qdd, threads=2)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(np.array_equal(result, reference) for result in results)
+
+
+def test_the_tutorial_runs(tmp_path, monkeypatch, capsys):
+    """Every python block of docs/python.md, in order, from a folder like the source tree's."""
+    for folder in ("configs", "models"):
+        os.symlink(os.path.join(SOURCE, folder), tmp_path / folder)
+    monkeypatch.chdir(tmp_path)
+    text = open(os.path.join(SOURCE, "docs/python.md")).read()
+    blocks = [block.split("```")[0] for block in text.split("```python\n")[1:]]
+    assert len(blocks) == 3
+    for block in blocks:
+        exec(compile(block, "docs/python.md", "exec"), {})
+    assert (tmp_path / "arm.png").stat().st_size > 1000
+    assert "unknown key 'integrator.tablaeu'" in capsys.readouterr().out
