@@ -7,12 +7,15 @@
 // representation; 002 eq. 40 for a frame at the COM):
 //   M_b V_b' - ad_{V_b}^T M_b V_b = W_b,   V_b = (omega, R^T r'),
 // with M_b the spatial inertia about the body-frame origin and W_b the body-frame wrench of
-// gravity and applied loads. The group's velocity coordinates V relate to the body twists
-// linearly, V_b = T(q) V (T = 1 on SE3; T = diag(1, R^T) on SO3xR3), so in them
-//   M = T^T M_b T,  Q = T^T (Q_b - M_b T' V),  J = J_b T,  eta = eta_b - J_b T' V,
-// which is the hybrid form of 002 eqs. 41-42 on SO3xR3. T and T' V come from the group
-// plugin (group_velocity_map), so any group works. The model's geometric constraints (DP1,
-// DP2, D, CD of paper 004, possibly driven by f(t)) follow the joints' rows.
+// gravity and applied loads. The parameterization's velocity coordinates v relate to the
+// body twists linearly, V_b = T(q) v (T = 1 on SE3; diag(1, R^T) on SO3xR3; 6 x 7 for Euler
+// parameters), so in them
+//   M = T^T M_b T,  Q = T^T (Q_b - M_b T' v),  J = J_b T,  eta = eta_b - J_b T' v,
+// which is the hybrid form of 002 eqs. 41-42 on SO3xR3 and 004 eqs. 39 and 43 for rp and re.
+// T and T' v come from the group plugin (BodyVelocityMaps), so any parameterization works.
+// The model's geometric constraints (DP1, DP2, D, CD of paper 004, possibly driven by f(t))
+// follow the joints' rows, and the parameterization's internal constraints (rp: p^T p = 1)
+// come last.
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
@@ -37,7 +40,10 @@ std::vector<std::size_t> all_joints(const Model& model) {
 class AbsoluteCoordinateDynamics final : public ForwardDynamics, public ConstrainedSystem {
  public:
   AbsoluteCoordinateDynamics(std::shared_ptr<const Model> model, const Group& group)
-      : model_(std::move(model)), group_(group), joints_(*model_, all_joints(*model_), /*geometric=*/true) {
+      : model_(std::move(model)),
+        group_(group),
+        coordinates_(group.body_coordinates()),
+        joints_(*model_, all_joints(*model_), /*geometric=*/true) {
     for (const auto& body : model_->bodies) {
       inertia_.push_back(body.spatial_inertia());
       inertia_inverse_.push_back(inertia_.back().llt().solve(Mat6::Identity()));
@@ -50,9 +56,17 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     twist_list_.resize(model_->bodies.size());
     // Structurally redundant rows (closed planar loops) are found once, at the initial state.
     if (joints_.rows() > 0) {
-      evaluate(initial_state(), terms_, dae::jacobian);
-      joints_.select_rows(independent_rows(terms_.jacobian));
+      const State initial = initial_state();
+      body_twists_and_forces(initial);
+      joints_.evaluate(poses_, twist_list_, nullptr, &body_jacobian_, nullptr);
+      joints_.select_rows(independent_rows(body_jacobian_));
     }
+    // The parameterization's internal constraints (rp: p^T p = 1) follow the joints' rows.
+    blocks_ = joints_.blocks();
+    std::vector<std::string> names;
+    for (const auto& body : model_->bodies) names.push_back(body.name);
+    for (auto& block : internal_constraint_blocks(group_, names, joints_.rows())) blocks_.push_back(std::move(block));
+    rows_ = joints_.rows() + static_cast<Eigen::Index>(model_->bodies.size()) * coordinates_.internal_constraints;
   }
 
   // --- ForwardDynamics ---
@@ -62,14 +76,16 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
       solve_index1(terms_, rates);
       return;
     }
-    // Unconnected bodies: M_b is block diagonal, V_b' = M_b^-1 Q_b body by body.
+    // No joints: M_b is block diagonal, V_b' = M_b^-1 Q_b body by body; the parameterization
+    // turns body twist rates into its rates, satisfying its internal constraints exactly.
     body_twists_and_forces(state);
     for (std::size_t i = 0; i < model_->bodies.size(); ++i) {
       const auto offset = static_cast<Eigen::Index>(6 * i);
       twist_rates_.segment<6>(offset) = inertia_inverse_[i] * body_forces_.segment<6>(offset);
     }
-    rates.resize(twists_.size());
-    group_.rates_from_body_twist_rates(state.poses, twists_.data(), twist_rates_.data(), rates.data());
+    rates.resize(state.velocities.size());
+    group_.rates_from_body_twist_rates(state.poses, state.chart.data(), state.velocities.data(), twist_rates_.data(),
+                                       rates.data());
   }
 
   std::size_t free_bodies() const override { return model_->bodies.size(); }
@@ -81,52 +97,51 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     initial_body_motion(*model_, poses, twists);
     State state;
     state.poses = poses;
+    state.chart.resize(static_cast<Eigen::Index>(poses.size()) * coordinates_.chart);
+    group_.chart_from_poses(state.poses, state.chart.data());
     Eigen::VectorXd stacked(6 * static_cast<Eigen::Index>(twists.size()));
     for (std::size_t i = 0; i < twists.size(); ++i) stacked.segment<6>(static_cast<Eigen::Index>(6 * i)) = twists[i];
-    state.velocities.resize(stacked.size());
-    group_.from_body_twists(state.poses, stacked.data(), state.velocities.data());
+    state.velocities.resize(static_cast<Eigen::Index>(poses.size()) * coordinates_.velocity);
+    group_.from_body_twists(state.poses, state.chart.data(), stacked.data(), state.velocities.data());
     return state;
   }
 
   void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
     poses = state.poses;
-    group_.to_body_twists(state.poses, state.velocities.data(), twists_.data());
+    group_.to_body_twists(state.poses, state.chart.data(), state.velocities.data(), twists_.data());
     twists.resize(poses.size());
     for (std::size_t i = 0; i < poses.size(); ++i) twists[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
   }
 
-  ConstrainedSystem* constraints() override { return joints_.rows() > 0 ? this : nullptr; }
+  ConstrainedSystem* constraints() override { return rows_ > 0 ? this : nullptr; }
 
   // --- ConstrainedSystem ---
-  Eigen::Index constraint_count() const override { return joints_.rows(); }
-  const std::vector<ConstraintBlock>& blocks() const override { return joints_.blocks(); }
+  Eigen::Index constraint_count() const override { return rows_; }
+  const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
   std::vector<std::string> redundant_constraints() const override { return joints_.dropped_rows(); }
   int switch_drivers(const State& state) override { return joints_.switch_drivers(state.time); }
 
   GivenRates given_rates(const State& state) override {
     GivenRates given = given_joint_rates(*model_, state.poses);  // on body twists
     if (given.rows.rows() == 0) return given;
-    Eigen::VectorXd twists(6 * static_cast<Eigen::Index>(state.poses.size()));
-    group_.to_body_twists(state.poses, state.velocities.data(), twists.data());
-    group_velocity_map(group_, state.poses, twists, velocity_map_, map_rate_times_velocity_);
-    for (std::size_t i = 0; i < state.poses.size(); ++i) {
-      const auto o = static_cast<Eigen::Index>(6 * i);
-      given.rows.middleCols<6>(o) = given.rows.middleCols<6>(o) * velocity_map_[i];  // V_b = T V
-    }
+    maps_.update(group_, state, state.poses.size());
+    Eigen::MatrixXd rows = Eigen::MatrixXd::Zero(given.rows.rows(), state.velocities.size());
+    for (std::size_t i = 0; i < state.poses.size(); ++i)  // V_b = T v
+      rows.middleCols(static_cast<Eigen::Index>(i) * maps_.velocity, maps_.velocity) =
+          given.rows.middleCols<6>(static_cast<Eigen::Index>(6 * i)) * maps_.map(i);
+    given.rows = std::move(rows);
     return given;
   }
 
   void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
     const std::size_t n = model_->bodies.size();
-    const auto dimension = static_cast<Eigen::Index>(6 * n);
+    const Eigen::Index nv = coordinates_.velocity;
+    const auto dimension = static_cast<Eigen::Index>(n) * nv;
+    const Eigen::Index joint_rows = joints_.rows();
     body_twists_and_forces(state);
     const bool needs_velocity_map = (what & (dae::mass | dae::forces | dae::jacobian | dae::acceleration_rhs)) != 0;
-    if (needs_velocity_map) group_velocity_map(group_, state.poses, twists_, velocity_map_, map_rate_times_velocity_);
+    if (needs_velocity_map) maps_.update(group_, state, n);
 
-    for (std::size_t i = 0; i < n; ++i) {
-      poses_[i] = state.poses[i];
-      twist_list_[i] = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
-    }
     const bool needs_constraint_jacobian = (what & (dae::jacobian | dae::acceleration_rhs)) != 0;
     // nu = f'(t) of rheonomic rows is the same in body twists and group coordinates (J V = J_b V_b).
     joints_.evaluate(poses_, twist_list_, state.time, (what & dae::residual) ? &terms.residual : nullptr,
@@ -137,32 +152,39 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     if (what & dae::mass) terms.mass.setZero(dimension, dimension);
     if (what & dae::forces) terms.forces.resize(dimension);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto o = static_cast<Eigen::Index>(6 * i);
-      const Mat6& T = velocity_map_[i];
-      if (what & dae::mass) terms.mass.block<6, 6>(o, o) = T.transpose() * inertia_[i] * T;
+      const auto o = static_cast<Eigen::Index>(i) * nv;
+      const auto b = static_cast<Eigen::Index>(6 * i);
+      const auto T = maps_.map(i);
+      if (what & dae::mass) terms.mass.block(o, o, nv, nv).noalias() = T.transpose() * inertia_[i] * T;
       if (what & dae::forces)
-        terms.forces.segment<6>(o) =
-            T.transpose() * (body_forces_.segment<6>(o) - inertia_[i] * map_rate_times_velocity_.segment<6>(o));
+        terms.forces.segment(o, nv).noalias() =
+            T.transpose() * (body_forces_.segment<6>(b) - inertia_[i] * maps_.map_rate(i));
     }
-    if (what & dae::acceleration_rhs) terms.acceleration_rhs -= body_jacobian_ * map_rate_times_velocity_;
+    if ((what & dae::acceleration_rhs) && joint_rows > 0) terms.acceleration_rhs.noalias() -= body_jacobian_ * maps_.map_rates;
     if (what & dae::jacobian) {
-      terms.jacobian.resize(joints_.rows(), dimension);
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto o = static_cast<Eigen::Index>(6 * i);
-        terms.jacobian.middleCols<6>(o) = body_jacobian_.middleCols<6>(o) * velocity_map_[i];
-      }
+      terms.jacobian.setZero(rows_, dimension);
+      for (std::size_t i = 0; i < n && joint_rows > 0; ++i)
+        terms.jacobian.block(0, static_cast<Eigen::Index>(i) * nv, joint_rows, nv).noalias() =
+            body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * i)) * maps_.map(i);
+    }
+    if (rows_ > joint_rows) {
+      if (what & dae::residual) terms.residual.conservativeResize(rows_);
+      if (what & dae::acceleration_rhs) terms.acceleration_rhs.conservativeResize(rows_);
+      write_internal_constraints(group_, state, n, joint_rows, terms, what);
     }
   }
 
  private:
-  // Body twists V_b and the body-frame forces Q_b = W_b + ad_{V_b}^T M_b V_b of every body.
+  // Poses, body twists V_b and the body-frame forces Q_b = W_b + ad_{V_b}^T M_b V_b of every body.
   void body_twists_and_forces(const State& state) {
-    group_.to_body_twists(state.poses, state.velocities.data(), twists_.data());
+    group_.to_body_twists(state.poses, state.chart.data(), state.velocities.data(), twists_.data());
     for (std::size_t i = 0; i < model_->bodies.size(); ++i) {
       const RigidBody& body = model_->bodies[i];
       const Pose& pose = state.poses[i];
       const auto offset = static_cast<Eigen::Index>(6 * i);
       const Vec6 twist = twists_.segment<6>(offset);
+      poses_[i] = pose;
+      twist_list_[i] = twist;
       // Gravity acts at the centre of mass.
       Vec6 wrench;
       wrench.tail<3>() = pose.R.transpose() * (body.mass * model_->gravity);
@@ -184,9 +206,13 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
 
   std::shared_ptr<const Model> model_;
   const Group& group_;
+  BodyCoordinates coordinates_;
   JointConstraintSet joints_;
-  std::vector<Mat6> inertia_, inertia_inverse_, velocity_map_;
-  Eigen::VectorXd twists_, twist_rates_, body_forces_, map_rate_times_velocity_;
+  std::vector<ConstraintBlock> blocks_;
+  Eigen::Index rows_ = 0;  // joint rows, then the internal constraints
+  std::vector<Mat6> inertia_, inertia_inverse_;
+  BodyVelocityMaps maps_;
+  Eigen::VectorXd twists_, twist_rates_, body_forces_;
   Eigen::MatrixXd body_jacobian_;
   std::vector<Pose> poses_;
   std::vector<Vec6> twist_list_;

@@ -30,16 +30,23 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
                       bool articulated_body)
       : model_(std::move(model)),
         group_(group),
+        coordinates_(group.body_coordinates()),
         tree_(std::make_shared<const KinematicTree>(compile_tree(*model_, true))),
         dynamics_(representation.bind_tree(tree_)),
-        articulated_body_(articulated_body) {
+        articulated_body_(articulated_body),
+        base_velocities_(tree_->floating_base ? coordinates_.velocity : 0),
+        internal_rows_(tree_->floating_base ? coordinates_.internal_constraints : 0) {
     force_.setZero(tree_->velocity_dimension());
     if (!tree_->cut_joints.empty()) {
       loops_ = std::make_unique<JointConstraintSet>(*model_, tree_->cut_joints);
       // Closed planar loops have structurally redundant rows: keep an independent set.
       evaluate(initial_state(), terms_, dae::jacobian);
-      loops_->select_rows(independent_rows(terms_.jacobian));
+      loops_->select_rows(independent_rows(terms_.jacobian.topRows(loops_->rows())));
+      blocks_ = loops_->blocks();
     }
+    if (internal_rows_ > 0)  // the base's parameterization (rp: p^T p = 1)
+      for (auto& block : internal_constraint_blocks(group_, {model_->bodies[tree_->base_body].name}, loop_rows()))
+        blocks_.push_back(std::move(block));
   }
 
   void velocity_rates(const State& state, Eigen::VectorXd& rates) override {
@@ -51,9 +58,11 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     to_tree_state(state);
     if (articulated_body_) dynamics_->forward_dynamics(tree_state_, force_, acceleration_);
     else dynamics_->forward_dynamics_cholesky(tree_state_, force_, acceleration_);
-    rates.resize(acceleration_.size());
+    rates.resize(state.velocities.size());
     if (tree_->floating_base) {
-      group_.rates_from_body_twist_rates(state.poses, tree_state_.base_twist.data(), acceleration_.data(), rates.data());
+      // The base's rates satisfy its internal constraints exactly (Group::rates_from_body_twist_rates).
+      group_.rates_from_body_twist_rates(state.poses, state.chart.data(), state.velocities.data(), acceleration_.data(),
+                                         rates.data());
       rates.tail(tree_->dof()) = acceleration_.tail(tree_->dof());
     } else {
       rates = acceleration_;
@@ -66,17 +75,17 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
   State initial_state() const override {
     State state;
     state.coordinates = tree_->initial_position;
-    state.velocities.resize(tree_->velocity_dimension());
+    state.velocities.resize(base_velocities_ + tree_->dof());
     if (tree_->floating_base) {
       const RigidBody& base = model_->bodies[tree_->base_body];
       state.poses.push_back(base.reference_pose);
+      state.chart.resize(coordinates_.chart);
+      group_.chart_from_poses(state.poses, state.chart.data());
       Vec6 twist;
       twist << base.initial_angular_velocity, base.reference_pose.R.transpose() * base.initial_linear_velocity;
-      group_.from_body_twists(state.poses, twist.data(), state.velocities.data());
-      state.velocities.tail(tree_->dof()) = tree_->initial_velocity;
-    } else {
-      state.velocities = tree_->initial_velocity;
+      group_.from_body_twists(state.poses, state.chart.data(), twist.data(), state.velocities.data());
     }
+    state.velocities.tail(tree_->dof()) = tree_->initial_velocity;
     return state;
   }
 
@@ -88,24 +97,26 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     twists = kinematics_.twists;
   }
 
-  ConstrainedSystem* constraints() override { return loops_ ? this : nullptr; }
+  ConstrainedSystem* constraints() override { return constraint_count() > 0 ? this : nullptr; }
 
   // --- ConstrainedSystem: loop closures, in the generalized velocities u = (base twist, q')
-  // mapped to the run's velocity coordinates (the base on its group). ---
-  Eigen::Index constraint_count() const override { return loops_ ? loops_->rows() : 0; }
-  const std::vector<ConstraintBlock>& blocks() const override { return loops_->blocks(); }
-  std::vector<std::string> redundant_constraints() const override { return loops_->dropped_rows(); }
+  // mapped to the run's velocity coordinates (the base in its parameterization), then the
+  // base's internal constraints. ---
+  Eigen::Index constraint_count() const override { return loop_rows() + internal_rows_; }
+  const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
+  std::vector<std::string> redundant_constraints() const override {
+    return loops_ ? loops_->dropped_rows() : std::vector<std::string>{};
+  }
 
   GivenRates given_rates(const State&) override {  // joint rates are coordinates: unit rows
     GivenRates given;
-    const Eigen::Index offset = tree_->velocity_dimension() - tree_->dof();
     std::vector<Eigen::Index> columns;
     for (std::size_t i = 0; i < tree_->dof_joint.size(); ++i)
       if (model_->joints[tree_->dof_joint[i]].initial_velocity_given) {
-        columns.push_back(offset + static_cast<Eigen::Index>(i));
+        columns.push_back(base_velocities_ + static_cast<Eigen::Index>(i));
         given.names.push_back(tree_->dof_names[i]);
       }
-    given.rows.setZero(static_cast<Eigen::Index>(columns.size()), tree_->velocity_dimension());
+    given.rows.setZero(static_cast<Eigen::Index>(columns.size()), base_velocities_ + tree_->dof());
     for (std::size_t k = 0; k < columns.size(); ++k) given.rows(static_cast<Eigen::Index>(k), columns[k]) = 1.0;
     return given;
   }
@@ -113,23 +124,30 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
   void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
     to_tree_state(state);
     const int nv = tree_->velocity_dimension();
-    const Eigen::VectorXd u = generalized_velocity();
+    const Eigen::Index rows = loop_rows();
     zero_.setZero(nv);
-    dynamics_->body_kinematics(tree_state_, zero_, kinematics_);
     const bool needs_jacobian = (what & (dae::jacobian | dae::acceleration_rhs)) != 0;
-    loops_->evaluate(kinematics_.poses, kinematics_.twists, (what & dae::residual) ? &terms.residual : nullptr,
-                     needs_jacobian ? &body_jacobian_ : nullptr,
-                     (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr);
-    if (needs_jacobian) {
-      // J_u = sum_b J_c,b J_b,  eta_u = eta_b - sum_b J_c,b J_b' u   (body twist V_b = J_b u)
-      dynamics_->body_jacobians(tree_state_, jacobians_, (what & dae::acceleration_rhs) ? &jacobian_rates_ : nullptr);
-      jacobian_u_.setZero(loops_->rows(), nv);
-      for (std::size_t b = 0; b < jacobians_.size(); ++b) {
-        const auto block = body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * b));
-        if (block.isZero(0.0)) continue;
-        jacobian_u_.noalias() += block * jacobians_[b];
-        if (what & dae::acceleration_rhs) terms.acceleration_rhs.noalias() -= block * (jacobian_rates_[b] * u);
+    if (loops_) {
+      const Eigen::VectorXd u = generalized_velocity();
+      dynamics_->body_kinematics(tree_state_, zero_, kinematics_);
+      loops_->evaluate(kinematics_.poses, kinematics_.twists, (what & dae::residual) ? &terms.residual : nullptr,
+                       needs_jacobian ? &body_jacobian_ : nullptr,
+                       (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr);
+      if (needs_jacobian) {
+        // J_u = sum_b J_c,b J_b,  eta_u = eta_b - sum_b J_c,b J_b' u   (body twist V_b = J_b u)
+        dynamics_->body_jacobians(tree_state_, jacobians_, (what & dae::acceleration_rhs) ? &jacobian_rates_ : nullptr);
+        jacobian_u_.setZero(rows, nv);
+        for (std::size_t b = 0; b < jacobians_.size(); ++b) {
+          const auto block = body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * b));
+          if (block.isZero(0.0)) continue;
+          jacobian_u_.noalias() += block * jacobians_[b];
+          if (what & dae::acceleration_rhs) terms.acceleration_rhs.noalias() -= block * (jacobian_rates_[b] * u);
+        }
       }
+    } else {
+      jacobian_u_.setZero(0, nv);
+      if (what & dae::residual) terms.residual.resize(0);
+      if (what & dae::acceleration_rhs) terms.acceleration_rhs.resize(0);
     }
     if (what & dae::mass) dynamics_->mass_matrix(tree_state_, terms.mass);
     if (what & dae::forces) {
@@ -137,10 +155,12 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
       terms.forces = -force_bias_;  // Q = -(C u + gravity and load terms)
     }
     if (what & dae::jacobian) terms.jacobian = jacobian_u_;
-    if (tree_->floating_base) to_group_coordinates(state, terms, what);
+    if (tree_->floating_base) to_base_coordinates(state, terms, what);
   }
 
  private:
+  Eigen::Index loop_rows() const { return loops_ ? loops_->rows() : 0; }
+
   Eigen::VectorXd generalized_velocity() const {
     Eigen::VectorXd u(tree_->velocity_dimension());
     if (tree_->floating_base) u << tree_state_.base_twist, tree_state_.qd;
@@ -148,34 +168,53 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     return u;
   }
 
-  // The base's group velocity V relates to its body twist by u_base = T V_base:
-  //   M = T^T M_u T,  Q = T^T (Q_u - M_u T' V),  J = J_u T,  eta = eta_u - J_u T' V.
-  void to_group_coordinates(const State& state, DaeTerms& terms, unsigned what) {
-    const Eigen::VectorXd base_twist = tree_state_.base_twist;
-    group_velocity_map(group_, std::span<const Pose>(state.poses.data(), 1), base_twist, base_map_, base_map_rate_);
-    const Mat6& T = base_map_.front();
-    const auto nv = static_cast<Eigen::Index>(tree_->velocity_dimension());
-    Eigen::VectorXd map_rate = Eigen::VectorXd::Zero(nv);
-    map_rate.head<6>() = base_map_rate_;
+  // The base's velocity coordinates v relate to its body twist by u_base = T v_base, so with
+  // T_full = diag(T, 1) and m = (T' v, 0):
+  //   M = T_full^T M_u T_full,  Q = T_full^T (Q_u - M_u m),  J = J_u T_full,  eta = eta_u - J_u m,
+  // then the base's internal constraints are appended.
+  void to_base_coordinates(const State& state, DaeTerms& terms, unsigned what) {
+    base_map_.update(group_, state, 1);
+    const auto T = base_map_.map(0);
+    const Eigen::Index nb = base_velocities_, dof = tree_->dof();
+    const auto nu = static_cast<Eigen::Index>(tree_->velocity_dimension());
+    Eigen::VectorXd map_rate = Eigen::VectorXd::Zero(nu);
+    map_rate.head<6>() = base_map_.map_rate(0);
     if (what & dae::forces) {
-      const Eigen::MatrixXd& mass = (what & dae::mass) ? terms.mass : mass_scratch_;
       if (!(what & dae::mass)) dynamics_->mass_matrix(tree_state_, mass_scratch_);
-      terms.forces -= mass * map_rate;
-      terms.forces.head<6>() = T.transpose() * terms.forces.head<6>();
+      const Eigen::MatrixXd& mass = (what & dae::mass) ? terms.mass : mass_scratch_;
+      Eigen::VectorXd forces(nb + dof);
+      const Eigen::VectorXd body_forces = terms.forces - mass * map_rate;
+      forces.head(nb).noalias() = T.transpose() * body_forces.head<6>();
+      forces.tail(dof) = body_forces.tail(dof);
+      terms.forces = std::move(forces);
     }
     if (what & dae::mass) {
-      terms.mass.leftCols<6>() = terms.mass.leftCols<6>() * T;
-      terms.mass.topRows<6>() = T.transpose() * terms.mass.topRows<6>();
+      Eigen::MatrixXd mass(nb + dof, nb + dof);
+      mass.topLeftCorner(nb, nb).noalias() = T.transpose() * terms.mass.topLeftCorner<6, 6>() * T;
+      mass.topRightCorner(nb, dof).noalias() = T.transpose() * terms.mass.topRightCorner(6, dof);
+      mass.bottomLeftCorner(dof, nb) = mass.topRightCorner(nb, dof).transpose();
+      mass.bottomRightCorner(dof, dof) = terms.mass.bottomRightCorner(dof, dof);
+      terms.mass = std::move(mass);
     }
-    if (what & dae::acceleration_rhs) terms.acceleration_rhs -= jacobian_u_ * map_rate;
-    if (what & dae::jacobian) terms.jacobian.leftCols<6>() = jacobian_u_.leftCols<6>() * T;
+    const Eigen::Index rows = loop_rows(), all_rows = rows + internal_rows_;
+    if (what & dae::acceleration_rhs) {
+      if (rows > 0) terms.acceleration_rhs.noalias() -= jacobian_u_ * map_rate;
+      terms.acceleration_rhs.conservativeResize(all_rows);
+    }
+    if (what & dae::residual) terms.residual.conservativeResize(all_rows);
+    if (what & dae::jacobian) {
+      terms.jacobian.setZero(all_rows, nb + dof);
+      terms.jacobian.topLeftCorner(rows, nb).noalias() = jacobian_u_.leftCols<6>() * T;
+      terms.jacobian.topRightCorner(rows, dof) = jacobian_u_.rightCols(dof);
+    }
+    if (internal_rows_ > 0) write_internal_constraints(group_, state, 1, rows, terms, what);
   }
 
   void to_tree_state(const State& state) {
     const int n = tree_->dof();
     if (tree_->floating_base) {
       tree_state_.base = state.poses.front();
-      group_.to_body_twists(state.poses, state.velocities.data(), tree_state_.base_twist.data());
+      group_.to_body_twists(state.poses, state.chart.data(), state.velocities.data(), tree_state_.base_twist.data());
     }
     tree_state_.q = state.coordinates;
     tree_state_.qd = state.velocities.tail(n);
@@ -183,17 +222,21 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
 
   std::shared_ptr<const Model> model_;
   const Group& group_;
+  BodyCoordinates coordinates_;
   std::shared_ptr<const KinematicTree> tree_;
   std::unique_ptr<TreeDynamics> dynamics_;
   bool articulated_body_;
+  Eigen::Index base_velocities_;  // velocity coordinates of the floating base (0 without one)
+  Eigen::Index internal_rows_;    // its internal constraints
   TreeState tree_state_;
-  Eigen::VectorXd force_, acceleration_, zero_, force_bias_, base_map_rate_;
+  Eigen::VectorXd force_, acceleration_, zero_, force_bias_;
   BodyKinematics kinematics_;
   std::unique_ptr<JointConstraintSet> loops_;
+  std::vector<ConstraintBlock> blocks_;
   DaeTerms terms_;
   Eigen::MatrixXd body_jacobian_, jacobian_u_, mass_scratch_;
   std::vector<Matrix6X> jacobians_, jacobian_rates_;
-  std::vector<Mat6> base_map_;
+  BodyVelocityMaps base_map_;
 };
 
 // What a tree algorithm computes, for runs and for `liembs eval`.

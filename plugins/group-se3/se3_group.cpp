@@ -1,7 +1,10 @@
 // Group plugin SE3: a free body's configuration on the semidirect product SE(3) with
-// body-fixed twists V = (omega, R^T r') (paper 002, section 2.1).
+// body-fixed twists V = (omega, R^T r') as velocity coordinates (paper 002, section 2.1):
+// T = 1, T' V = 0.
 #include <liembs/lie/se3.hpp>
 #include <liembs/plugin/plugin.hpp>
+
+#include <algorithm>
 
 namespace {
 
@@ -9,10 +12,10 @@ using namespace liembs;
 
 class Se3Group final : public Group {
  public:
-  VelocityConvention velocity_convention() const override { return VelocityConvention::body_twist; }
+  BodyCoordinates body_coordinates() const override { return {}; }
 
   // C <- C exp(X^): the screw motion X applied in the body frame (002 eq. 8).
-  void retract(std::span<Pose> poses, const double* increments) const override {
+  void retract(std::span<Pose> poses, double*, const double* increments) const override {
     for (std::size_t i = 0; i < poses.size(); ++i)
       poses[i] = se3::compose(poses[i], se3::exp(Eigen::Map<const Vec6>(increments + 6 * i)));
   }
@@ -26,22 +29,31 @@ class Se3Group final : public Group {
   }
 
   // The velocity coordinates of SE(3) are the body-fixed twists themselves.
-  void to_body_twists(std::span<const Pose> poses, const double* velocities, double* twists) const override {
+  void to_body_twists(std::span<const Pose> poses, const double*, const double* velocities,
+                      double* twists) const override {
     std::copy(velocities, velocities + 6 * poses.size(), twists);
   }
-  void from_body_twists(std::span<const Pose> poses, const double* twists, double* velocities) const override {
+  void from_body_twists(std::span<const Pose> poses, const double*, const double* twists,
+                        double* velocities) const override {
     std::copy(twists, twists + 6 * poses.size(), velocities);
   }
-  void rates_from_body_twist_rates(std::span<const Pose> poses, const double*, const double* twist_rates,
-                                   double* rates) const override {
+  void rates_from_body_twist_rates(std::span<const Pose> poses, const double*, const double*,
+                                   const double* twist_rates, double* rates) const override {
     std::copy(twist_rates, twist_rates + 6 * poses.size(), rates);
+  }
+  void velocity_maps(std::span<const Pose> poses, const double*, const double*, double* maps,
+                     double* map_rates) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      Eigen::Map<Mat6>(maps + 36 * i).setIdentity();
+      Eigen::Map<Vec6>(map_rates + 6 * i).setZero();
+    }
   }
 };
 
 }  // namespace
 
 LIEMBS_PLUGIN(registrar) {
-  registrar.add<liembs::Group>("SE3", "1.0.0",
+  registrar.add<liembs::Group>("SE3", "2.0.0",
                                "SE(3) semidirect product, body-fixed twists (omega, R^T r')",
                                [](const liembs::ConfigTable&) { return std::make_unique<Se3Group>(); });
 }

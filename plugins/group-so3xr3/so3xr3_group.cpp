@@ -1,5 +1,9 @@
 // Group plugin SO3xR3: a free body's configuration on the direct product SO(3) x R^3 with
-// hybrid velocities V = (omega body-fixed, r' spatial) (paper 002, section 2.2).
+// hybrid velocities V = (omega body-fixed, r' spatial) (paper 002, section 2.2). It is also
+// registered as `rotation-matrix`: paper 004's rA formulation has exactly this configuration
+// space and these velocities (A on SO(3) with A <- A exp(theta~), body omega_bar, global r';
+// 004 eqs. 8, 12, 30b, 32), only its coordinates are ordered (r', omega_bar).
+//   T = diag(1, R^T),  T' V = (0, d/dt(R^T) r') = (0, -omega x R^T r').
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/so3xr3.hpp>
 #include <liembs/plugin/plugin.hpp>
@@ -10,10 +14,10 @@ using namespace liembs;
 
 class So3xR3Group final : public Group {
  public:
-  VelocityConvention velocity_convention() const override { return VelocityConvention::hybrid; }
+  BodyCoordinates body_coordinates() const override { return {}; }
 
   // (R, r) <- (R exp(xi_omega~), r + xi_v)   (002 eqs. 16, 18)
-  void retract(std::span<Pose> poses, const double* increments) const override {
+  void retract(std::span<Pose> poses, double*, const double* increments) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
       const Eigen::Map<const Vec6> xi(increments + 6 * i);
       poses[i].R = poses[i].R * so3::exp(xi.head<3>());
@@ -30,7 +34,8 @@ class So3xR3Group final : public Group {
   }
 
   // Body twist (omega, R^T r') <-> hybrid velocity (omega, r').
-  void to_body_twists(std::span<const Pose> poses, const double* velocities, double* twists) const override {
+  void to_body_twists(std::span<const Pose> poses, const double*, const double* velocities,
+                      double* twists) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
       const Eigen::Map<const Vec6> hybrid(velocities + 6 * i);
       Eigen::Map<Vec6> twist(twists + 6 * i);
@@ -38,7 +43,8 @@ class So3xR3Group final : public Group {
       twist.tail<3>() = poses[i].R.transpose() * hybrid.tail<3>();
     }
   }
-  void from_body_twists(std::span<const Pose> poses, const double* twists, double* velocities) const override {
+  void from_body_twists(std::span<const Pose> poses, const double*, const double* twists,
+                        double* velocities) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
       const Eigen::Map<const Vec6> twist(twists + 6 * i);
       Eigen::Map<Vec6> hybrid(velocities + 6 * i);
@@ -47,21 +53,35 @@ class So3xR3Group final : public Group {
     }
   }
   // d/dt (R v) = R (v' + omega x v)
-  void rates_from_body_twist_rates(std::span<const Pose> poses, const double* twists, const double* twist_rates,
-                                   double* rates) const override {
+  void rates_from_body_twist_rates(std::span<const Pose> poses, const double*, const double* velocities,
+                                   const double* twist_rates, double* rates) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
-      const Eigen::Map<const Vec6> twist(twists + 6 * i), twist_rate(twist_rates + 6 * i);
+      const Eigen::Map<const Vec6> hybrid(velocities + 6 * i), twist_rate(twist_rates + 6 * i);
       Eigen::Map<Vec6> rate(rates + 6 * i);
+      const Vec3 omega = hybrid.head<3>();
       rate.head<3>() = twist_rate.head<3>();
-      rate.tail<3>() = poses[i].R * (twist_rate.tail<3>() + twist.head<3>().cross(twist.tail<3>()));
+      rate.tail<3>() = poses[i].R * (twist_rate.tail<3>() + omega.cross(poses[i].R.transpose() * hybrid.tail<3>()));
+    }
+  }
+  void velocity_maps(std::span<const Pose> poses, const double*, const double* velocities, double* maps,
+                     double* map_rates) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec6> hybrid(velocities + 6 * i);
+      Eigen::Map<Mat6> T(maps + 36 * i);
+      T.setIdentity();
+      T.bottomRightCorner<3, 3>() = poses[i].R.transpose();
+      Eigen::Map<Vec6> rate(map_rates + 6 * i);
+      rate.head<3>().setZero();
+      rate.tail<3>() = -hybrid.head<3>().cross(poses[i].R.transpose() * hybrid.tail<3>());
     }
   }
 };
 
+std::unique_ptr<Group> make_group(const liembs::ConfigTable&) { return std::make_unique<So3xR3Group>(); }
+
 }  // namespace
 
 LIEMBS_PLUGIN(registrar) {
-  registrar.add<liembs::Group>("SO3xR3", "1.0.0",
-                               "SO(3) x R^3 direct product, hybrid velocities (omega body, r' spatial)",
-                               [](const liembs::ConfigTable&) { return std::make_unique<So3xR3Group>(); });
+  registrar.add<liembs::Group>("SO3xR3", "2.0.0",
+                               "SO(3) x R^3 direct product, hybrid velocities (omega body, r' spatial)", make_group);
 }

@@ -102,6 +102,10 @@ class BdfIntegrator final : public Integrator {
     steps_ = newton_iterations_ = factorizations_ = 0;
   }
 
+  // The history (a_n, lambda_n, the BDF2 increment) is in the old chart's coordinates: restart
+  // from the index-1 solve with a BDF1 step.
+  void charts_switched(const StateSpace&, const State&) override { has_history_ = false; }
+
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
     MotionEquations equations(dynamics, n);
@@ -155,6 +159,7 @@ class BdfIntegrator final : public Integrator {
       increment_ = known_increment_ + (beta_ * h) * chart_velocity_;
     }
     trial_.poses = base.poses;
+    trial_.chart = base.chart;
     trial_.coordinates = base.coordinates;
     space.retract_configuration(trial_, increment_);
   }
@@ -332,6 +337,7 @@ class BdfIntegrator final : public Integrator {
     previous_step_size_ = h;
     has_previous_step_ = true;
     state.poses.swap(trial_.poses);
+    state.chart.swap(trial_.chart);
     state.coordinates.swap(trial_.coordinates);
     state.velocities = trial_.velocities;
     state.time = trial_.time;

@@ -97,6 +97,9 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     steps_ = newton_iterations_ = jacobian_evaluations_ = 0;
   }
 
+  // The history (A_n, a_n) is in the old chart's coordinates: restart from the index-1 solve.
+  void charts_switched(const StateSpace&, const State&) override { has_history_ = false; }
+
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()));
     if (!has_history_ || state.time != history_time_) start_history(equations, state);
@@ -131,6 +134,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     if (level_ == ConstraintLevel::index2_stabilized && unknown_correction_.size() > 0)
       increment_.noalias() += (p.beta * h * h) * (correction_jacobian_.transpose() * unknown_correction_);
     trial_.poses = base.poses;
+    trial_.chart = base.chart;
     trial_.coordinates = base.coordinates;
     space.retract_configuration(trial_, increment_);
     trial_.velocities = known_velocity_ + (p.gamma * h) * next_pseudo_acceleration_;
@@ -149,7 +153,10 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     residual_.head(n) = dynamic_residual_;
     double scaled = 0.0;
     {
-      const Eigen::VectorXd inverse_diagonal = terms_.mass.diagonal().cwiseInverse();
+      // Euler parameters' M has zero diagonal entries (at p = (1, 0, 0, 0) the column of e0 in
+      // G vanishes): those rows are weighted as the largest mass entry / 1000.
+      const double floor = 1e-3 * terms_.mass.diagonal().cwiseAbs().maxCoeff();
+      const Eigen::VectorXd inverse_diagonal = terms_.mass.diagonal().cwiseAbs().cwiseMax(floor).cwiseInverse();
       const double scale = std::max({1.0, unknown_acceleration_.lpNorm<Eigen::Infinity>(),
                                      inverse_diagonal.cwiseProduct(terms_.forces).lpNorm<Eigen::Infinity>()});
       scaled = inverse_diagonal.cwiseProduct(dynamic_residual_).lpNorm<Eigen::Infinity>() / scale;
@@ -180,7 +187,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
     const Eigen::Index size = residual_.size();
     const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
-    const auto joint_offset = static_cast<Eigen::Index>(6 * space.free_bodies());
+    const auto joint_offset = static_cast<Eigen::Index>(space.body_velocity_dimension());
 
     const bool index2 = level_ == ConstraintLevel::index2_stabilized && m > 0;
     stiffness_.resize(n, n);
@@ -288,6 +295,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
 
     // Accept: q_{n+1}, V_{n+1}, and the history A_{n+1}, a_{n+1}, lambda_{n+1}.
     state.poses.swap(trial_.poses);
+    state.chart.swap(trial_.chart);
     state.coordinates.swap(trial_.coordinates);
     state.velocities.swap(trial_.velocities);
     state.time = trial_.time;

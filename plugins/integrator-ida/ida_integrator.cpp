@@ -104,7 +104,8 @@ struct IdaCounters {
 };
 
 bool same_state(const State& a, const State& b) {
-  if (a.time != b.time || a.poses.size() != b.poses.size() || a.coordinates.size() != b.coordinates.size() ||
+  if (a.time != b.time || a.poses.size() != b.poses.size() || a.chart != b.chart ||
+      a.coordinates.size() != b.coordinates.size() ||
       a.velocities.size() != b.velocities.size())
     return false;
   for (std::size_t i = 0; i < a.poses.size(); ++i)
@@ -153,6 +154,7 @@ class IdaIntegrator final : public Integrator {
             {"nonlinear_convergence_failures", double(total.convergence_failures)},
             {"error_test_failures", double(total.error_test_failures)},
             {"rebases", double(rebases_)},
+            {"chart_switches", double(chart_switches_)},
             {"reinitializations", double(reinitializations_)},
             {"projections", double(projections_)},
             {"multiplier_weights_relaxed", relaxed_multipliers_ ? 1.0 : 0.0}};
@@ -165,7 +167,7 @@ class IdaIntegrator final : public Integrator {
     bound_ = false;
     has_output_ = false;
     finished_ = {};
-    rebases_ = reinitializations_ = projections_ = 0;
+    rebases_ = reinitializations_ = projections_ = chart_switches_ = 0;
   }
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
@@ -206,6 +208,14 @@ class IdaIntegrator final : public Integrator {
       if (t_reached < t_out && needs_rebase(NV_DATA_S(y_.get()))) {
         State rebased = state_from(NV_DATA_S(y_.get()), t_reached);
         rebase(rebased);
+      } else if (t_reached < t_out && space.chart_dimension() > 0) {
+        // Euler angles near gimbal lock: switch the chart and restart there (the run does the
+        // same between output steps, and step() then restarts through same_state()).
+        State current = state_from(NV_DATA_S(y_.get()), t_reached);
+        if (space.update_charts(current)) {
+          ++chart_switches_;
+          restart_at(current);
+        }
       }
     }
     const int flag = IDAGetDky(ida_.get(), t_out, 0, output_.get());
@@ -373,15 +383,7 @@ class IdaIntegrator final : public Integrator {
   // 1 / (rtol max(s, |xi|) + atol) with the scale s = 1 rad for rotations, |r| of the
   // reference pose for translations and |q_ref| for joint coordinates. V, lambda, mu get
   // IDA's usual weights.
-  void set_configuration_scale(const State& state) {
-    configuration_scale_.resize(n_);
-    for (std::size_t body = 0; body < state.poses.size(); ++body) {
-      configuration_scale_.segment<3>(6 * Eigen::Index(body)).setOnes();
-      configuration_scale_.segment<3>(6 * Eigen::Index(body) + 3).setConstant(state.poses[body].r.norm());
-    }
-    const Eigen::Index joints = state.coordinates.size();
-    configuration_scale_.tail(joints) = state.coordinates.cwiseAbs();
-  }
+  void set_configuration_scale(const State& state) { space_->configuration_scale(state, configuration_scale_); }
 
   int error_weights(const double* y_data, double* weights_data) const {
     const Eigen::Map<const Eigen::VectorXd> y(y_data, size_);
@@ -437,6 +439,7 @@ class IdaIntegrator final : public Integrator {
   void set_state(State& out, const double* y, double time) {
     out.time = time;
     out.poses = reference_.poses;
+    out.chart = reference_.chart;
     out.coordinates = reference_.coordinates;
     out.velocities = Eigen::Map<const Eigen::VectorXd>(y + n_, n_);
     xi_ = Eigen::Map<const Eigen::VectorXd>(y, n_);
@@ -448,13 +451,9 @@ class IdaIntegrator final : public Integrator {
     return out;
   }
 
-  // The largest rotation angle of a free body in the local coordinates.
-  bool needs_rebase(const double* y) const {
-    double largest = 0.0;
-    for (std::size_t body = 0; body < space_->free_bodies(); ++body)
-      largest = std::max(largest, Eigen::Map<const Eigen::Vector3d>(y + 6 * body).norm());
-    return largest > rebase_threshold_;
-  }
+  // The largest rotation angle of a free body in the local coordinates (0 on a chart, where
+  // the coordinates are global and never need a re-base).
+  bool needs_rebase(const double* y) const { return space_->largest_rotation(y) > rebase_threshold_; }
 
   bool violates_constraints(const State& state) {
     system_->evaluate(state, terms_, dae::position_terms);
@@ -618,7 +617,7 @@ class IdaIntegrator final : public Integrator {
 
   // Statistics and error reporting.
   IdaCounters finished_;  // of the IDA segments ended by a re-initialisation
-  long rebases_ = 0, reinitializations_ = 0, projections_ = 0;
+  long rebases_ = 0, reinitializations_ = 0, projections_ = 0, chart_switches_ = 0;
   std::string ida_message_;
   std::exception_ptr callback_error_;
 };

@@ -94,6 +94,7 @@ class RkmkIntegrator final : public Integrator {
         velocity_increment_.noalias() += weight * velocity_slopes_[static_cast<std::size_t>(l)];
       }
       stage_.poses = state.poses;
+      stage_.chart = state.chart;
       stage_.coordinates = state.coordinates;
       stage_.velocities = state.velocities;
       stage_.time = state.time + tableau_.c(j) * h;

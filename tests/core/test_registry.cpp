@@ -29,7 +29,10 @@ TEST_CASE("the built-in plugins are found with kind, version, summary and file",
   }
   auto group = registry->create<Group>("SE3", empty_options()->root());
   REQUIRE(group);
-  CHECK(group->velocity_convention() == VelocityConvention::body_twist);
+  const BodyCoordinates coordinates = group->body_coordinates();
+  CHECK(coordinates.velocity == 6);
+  CHECK(coordinates.chart == 0);
+  CHECK(coordinates.internal_constraints == 0);
 }
 
 TEST_CASE("an unknown name lists the available names and the nearest match", "[registry]") {

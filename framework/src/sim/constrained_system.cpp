@@ -22,43 +22,80 @@ std::string format_number(double x) {
   return buffer;
 }
 
-// The Schur complement S = J M^-1 J^T and M^-1 J^T, from the Cholesky factor of M.
-struct SchurComplement {
-  Eigen::LLT<Eigen::MatrixXd> mass;
-  Eigen::MatrixXd mass_inverse_jacobian_t;  // M^-1 J^T
-  Eigen::LDLT<Eigen::MatrixXd> schur;
-
-  explicit SchurComplement(const DaeTerms& terms) : mass(terms.mass) {
-    if (mass.info() != Eigen::Success)
-      throw SimulationError("the mass matrix is not positive definite");
-    mass_inverse_jacobian_t = mass.solve(terms.jacobian.transpose());
-    const Eigen::MatrixXd S = terms.jacobian * mass_inverse_jacobian_t;
-    schur.compute(S);
-    // Redundant constraints make S singular: its smallest pivot falls to round-off.
-    const double largest = S.diagonal().cwiseAbs().maxCoeff();
-    const double smallest = schur.vectorD().cwiseAbs().minCoeff();
-    if (schur.info() != Eigen::Success || !(smallest > 1e-12 * largest))
-      throw SimulationError("the constraint Jacobian is rank deficient (redundant or singular constraints; "
-                            "smallest pivot of J M^-1 J^T " + format_number(smallest) + ")");
-  }
-};
-
 }  // namespace
 
-void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd* multipliers) {
-  if (terms.jacobian.rows() == 0) {
-    Eigen::LLT<Eigen::MatrixXd> mass(terms.mass);
-    if (mass.info() != Eigen::Success) throw SimulationError("the mass matrix is not positive definite");
-    rates = mass.solve(terms.forces);
-    if (multipliers) multipliers->resize(0);
+std::string describe(const ConstraintBlock& block) {
+  return block.description.empty() ? "joint '" + block.name + "'" : block.description;
+}
+
+SaddlePointSolver::SaddlePointSolver(const DaeTerms& terms)
+    : n_(terms.mass.rows()), m_(terms.jacobian.rows()), mass_(terms.mass) {
+  // M is taken as positive definite when the pivots of its pivoted LDL^T factorization are
+  // positive and above round-off of the largest; Euler parameters' M has an exact null
+  // direction (G p = 0), which the pivoting leaves for last.
+  const auto pivots = mass_.vectorD();
+  schur_ = mass_.info() == Eigen::Success &&
+           (n_ == 0 || (pivots.minCoeff() > 0.0 && (m_ == 0 || pivots.minCoeff() > 1e-10 * pivots.maxCoeff())));
+  if (schur_) {
+    if (m_ == 0) return;
+    mass_inverse_jacobian_t_ = mass_.solve(terms.jacobian.transpose());
+    const Eigen::MatrixXd S = terms.jacobian * mass_inverse_jacobian_t_;
+    schur_complement_.compute(S);
+    jacobian_ = terms.jacobian;
+    // Redundant constraints make S singular: its smallest pivot falls to round-off.
+    const double schur_largest = S.diagonal().cwiseAbs().maxCoeff();
+    const double smallest = schur_complement_.vectorD().cwiseAbs().minCoeff();
+    if (schur_complement_.info() != Eigen::Success || !(smallest > 1e-12 * schur_largest))
+      throw SimulationError("the constraint Jacobian is rank deficient (redundant or singular constraints; "
+                            "smallest pivot of J M^-1 J^T " + format_number(smallest) + ")");
     return;
   }
-  const SchurComplement schur(terms);
-  // lambda = S^-1 (J M^-1 Q - eta),  V' = M^-1 (Q - J^T lambda)
-  const Eigen::VectorXd free_rates = schur.mass.solve(terms.forces);
-  const Eigen::VectorXd lambda = schur.schur.solve(terms.jacobian * free_rates - terms.acceleration_rhs);
-  rates = free_rates - schur.mass_inverse_jacobian_t * lambda;
-  if (multipliers) *multipliers = lambda;
+  if (m_ == 0) throw SimulationError("the mass matrix is not positive definite");
+  Eigen::MatrixXd matrix = Eigen::MatrixXd::Zero(n_ + m_, n_ + m_);
+  matrix.topLeftCorner(n_, n_) = terms.mass;
+  matrix.topRightCorner(n_, m_) = terms.jacobian.transpose();
+  matrix.bottomLeftCorner(m_, n_) = terms.jacobian;
+  saddle_point_.compute(matrix);
+  saddle_point_.setThreshold(1e-12);
+  if (!saddle_point_.isInvertible())
+    throw SimulationError("the matrix [[M, J^T], [J, 0]] is singular (redundant constraints, or a mass matrix that is "
+                          "singular on the constraints' null space; rank " + std::to_string(saddle_point_.rank()) +
+                          " of " + std::to_string(n_ + m_) + ")");
+}
+
+void SaddlePointSolver::solve(const Eigen::VectorXd* a, const Eigen::VectorXd& b, Eigen::VectorXd& x,
+                              Eigen::VectorXd* lambda) const {
+  if (schur_) {
+    // lambda = S^-1 (J M^-1 a - b),  x = M^-1 (a - J^T lambda)
+    if (m_ == 0) {
+      x = a ? Eigen::VectorXd(mass_.solve(*a)) : Eigen::VectorXd::Zero(n_);
+      if (lambda) lambda->resize(0);
+      return;
+    }
+    Eigen::VectorXd multipliers;
+    if (a) {
+      const Eigen::VectorXd free = mass_.solve(*a);
+      multipliers = schur_complement_.solve(jacobian_ * free - b);
+      x = free - mass_inverse_jacobian_t_ * multipliers;
+    } else {
+      multipliers = schur_complement_.solve(-b);
+      x = -mass_inverse_jacobian_t_ * multipliers;
+    }
+    if (lambda) *lambda = std::move(multipliers);
+    return;
+  }
+  Eigen::VectorXd rhs(n_ + m_);
+  if (a) rhs.head(n_) = *a;
+  else rhs.head(n_).setZero();
+  rhs.tail(m_) = b;
+  const Eigen::VectorXd solution = saddle_point_.solve(rhs);
+  x = solution.head(n_);
+  if (lambda) *lambda = solution.tail(m_);
+}
+
+void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd* multipliers) {
+  const SaddlePointSolver solver(terms);
+  solver.solve(&terms.forces, terms.acceleration_rhs, rates, multipliers);
 }
 
 std::vector<Eigen::Index> independent_rows(const Eigen::MatrixXd& jacobian) {
@@ -72,27 +109,52 @@ std::vector<Eigen::Index> independent_rows(const Eigen::MatrixXd& jacobian) {
   return rows;
 }
 
-void group_velocity_map(const Group& group, std::span<const Pose> poses, const Eigen::VectorXd& body_twists,
-                        std::vector<Mat6>& maps, Eigen::VectorXd& map_rate_times_velocity) {
-  const std::size_t n = poses.size();
-  const auto dimension = static_cast<Eigen::Index>(6 * n);
-  maps.resize(n);
-  Eigen::VectorXd unit = Eigen::VectorXd::Zero(dimension), column(dimension);
-  for (int k = 0; k < 6; ++k) {  // column k of every T_i at once
-    for (std::size_t i = 0; i < n; ++i) unit(static_cast<Eigen::Index>(6 * i + k)) = 1.0;
-    group.to_body_twists(poses, unit.data(), column.data());
-    for (std::size_t i = 0; i < n; ++i) {
-      maps[i].col(k) = column.segment<6>(static_cast<Eigen::Index>(6 * i));
-      unit(static_cast<Eigen::Index>(6 * i + k)) = 0.0;
+void BodyVelocityMaps::update(const Group& group, const State& state, std::size_t bodies) {
+  velocity = group.body_coordinates().velocity;
+  maps.resize(6, static_cast<Eigen::Index>(bodies) * velocity);
+  map_rates.resize(6 * static_cast<Eigen::Index>(bodies));
+  group.velocity_maps(std::span<const Pose>(state.poses.data(), bodies), state.chart.data(), state.velocities.data(),
+                      maps.data(), map_rates.data());
+}
+
+std::vector<ConstraintBlock> internal_constraint_blocks(const Group& group, const std::vector<std::string>& body_names,
+                                                        Eigen::Index first_row) {
+  const BodyCoordinates body = group.body_coordinates();
+  std::vector<ConstraintBlock> blocks;
+  if (body.internal_constraints == 0) return blocks;
+  for (const auto& name : body_names) {
+    const std::string what = body.internal_constraint_name ? body.internal_constraint_name : "internal constraint";
+    blocks.push_back({name + "." + what, first_row, body.internal_constraints, "body '" + name + "' " + what});
+    first_row += body.internal_constraints;
+  }
+  return blocks;
+}
+
+void write_internal_constraints(const Group& group, const State& state, std::size_t bodies, Eigen::Index first_row,
+                                DaeTerms& terms, unsigned what) {
+  const BodyCoordinates body = group.body_coordinates();
+  const Eigen::Index k = body.internal_constraints, nv = body.velocity;
+  if (k == 0 || bodies == 0) return;
+  const auto rows = k * static_cast<Eigen::Index>(bodies);
+  Eigen::VectorXd residual(rows), rhs(rows);
+  Eigen::MatrixXd jacobian(k, nv * static_cast<Eigen::Index>(bodies));  // the blocks side by side
+  const bool needs_jacobian = (what & dae::jacobian) != 0;
+  group.internal_constraints(bodies, state.chart.data(), state.velocities.data(),
+                             (what & dae::residual) ? residual.data() : nullptr,
+                             needs_jacobian ? jacobian.data() : nullptr,
+                             (what & dae::acceleration_rhs) ? rhs.data() : nullptr);
+  if (what & dae::residual) terms.residual.segment(first_row, rows) = residual;
+  // nu = 0 for the internal rows; an empty nu already means 0 everywhere.
+  if ((what & dae::velocity_rhs) && terms.velocity_rhs.size() > 0) {
+    terms.velocity_rhs.conservativeResize(first_row + rows);
+    terms.velocity_rhs.segment(first_row, rows).setZero();
+  }
+  if (what & dae::acceleration_rhs) terms.acceleration_rhs.segment(first_row, rows) = rhs;
+  if (needs_jacobian)
+    for (std::size_t i = 0; i < bodies; ++i) {
+      const auto b = static_cast<Eigen::Index>(i);
+      terms.jacobian.block(first_row + k * b, nv * b, k, nv) = jacobian.middleCols(nv * b, nv);
     }
-  }
-  // The group's rates at zero body-twist rates are r0 = -T^-1 T' V, so T' V = -T r0.
-  group.rates_from_body_twist_rates(poses, body_twists.data(), unit.data(), column.data());
-  map_rate_times_velocity.resize(dimension);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto o = static_cast<Eigen::Index>(6 * i);
-    map_rate_times_velocity.segment<6>(o) = -maps[i] * column.segment<6>(o);
-  }
 }
 
 std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values) {
@@ -109,7 +171,7 @@ std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const E
   std::size_t worst = 0;
   for (std::size_t i = 1; i < norms.size(); ++i)
     if (!(norms[i] <= norms[worst])) worst = i;  // NaN counts as worst
-  return "joint '" + blocks[worst].name + "' (" + symbol + " = " + format_number(norms[worst]) + ")";
+  return describe(blocks[worst]) + " (" + symbol + " = " + format_number(norms[worst]) + ")";
 }
 
 void velocity_violation(const DaeTerms& terms, const Eigen::VectorXd& velocities, Eigen::VectorXd& out) {
@@ -121,10 +183,10 @@ void project_velocities(ConstrainedSystem& system, State& state) {
   if (system.constraint_count() == 0) return;
   DaeTerms terms;
   system.evaluate(state, terms, dae::mass | dae::jacobian | dae::velocity_rhs);
-  const SchurComplement schur(terms);
-  Eigen::VectorXd violation;
+  Eigen::VectorXd violation, correction;
   velocity_violation(terms, state.velocities, violation);
-  state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(violation);
+  SaddlePointSolver(terms).solve(nullptr, -violation, correction);
+  state.velocities += correction;
 }
 
 namespace {
@@ -145,8 +207,8 @@ int project_positions(const StateSpace& space, ConstrainedSystem& system, State&
       throw SimulationError("constraint projection did not converge in " + std::to_string(settings.max_iterations) +
                             " iterations at t = " + format_number(state.time) + " s; worst " +
                             worst_constraint(system.blocks(), terms.residual));
-    const SchurComplement schur(terms);
-    const Eigen::VectorXd increment = -schur.mass_inverse_jacobian_t * schur.schur.solve(terms.residual);
+    Eigen::VectorXd increment;
+    SaddlePointSolver(terms).solve(nullptr, -terms.residual, increment);
     space.retract_configuration(state, increment);
   }
   return iteration;
@@ -192,11 +254,11 @@ int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& sy
   DaeTerms augmented;
   augmented.mass = terms.mass;
   augmented.jacobian = kept;
-  const SchurComplement schur(augmented);
-  Eigen::VectorXd violation = Eigen::VectorXd::Zero(kept.rows()), loop_violation;
+  Eigen::VectorXd violation = Eigen::VectorXd::Zero(kept.rows()), loop_violation, correction;
   velocity_violation(terms, state.velocities, loop_violation);
   violation.head(terms.jacobian.rows()) = loop_violation;
-  state.velocities -= schur.mass_inverse_jacobian_t * schur.schur.solve(violation);
+  SaddlePointSolver(augmented).solve(nullptr, -violation, correction);
+  state.velocities += correction;
   // The given rates left out of H must have come out as given.
   const Eigen::VectorXd wanted = given.rows * file_velocities, got = given.rows * state.velocities;
   const double scale = std::max(1.0, file_velocities.lpNorm<Eigen::Infinity>());

@@ -4,7 +4,7 @@ namespace liembs {
 
 Eigen::VectorXd body_twists(const Group& group, const State& state) {
   Eigen::VectorXd twists(6 * static_cast<Eigen::Index>(state.poses.size()));
-  group.to_body_twists(state.poses, state.velocities.data(), twists.data());
+  group.to_body_twists(state.poses, state.chart.data(), state.velocities.data(), twists.data());
   return twists;
 }
 
@@ -18,8 +18,11 @@ State initial_state(const Model& model, const Group& group) {
     twists.segment<3>(6 * i) = body.initial_angular_velocity;
     twists.segment<3>(6 * i + 3) = body.reference_pose.R.transpose() * body.initial_linear_velocity;
   }
-  state.velocities.resize(6 * n);
-  group.from_body_twists(state.poses, twists.data(), state.velocities.data());
+  const BodyCoordinates coordinates = group.body_coordinates();
+  state.chart.resize(n * coordinates.chart);
+  group.chart_from_poses(state.poses, state.chart.data());
+  state.velocities.resize(n * coordinates.velocity);
+  group.from_body_twists(state.poses, state.chart.data(), twists.data(), state.velocities.data());
   return state;
 }
 

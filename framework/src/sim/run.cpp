@@ -122,7 +122,7 @@ std::string short_number(double x) {
 }
 
 void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints,
-                      bool with_multipliers) {
+                      bool normalization_column, bool with_multipliers) {
   out << "time";
   for (const auto& body : model.bodies) {
     for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
@@ -131,6 +131,7 @@ void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSy
   out << ",kinetic_energy,potential_energy,total_energy"
          ",angular_momentum_x,angular_momentum_y,angular_momentum_z"
          ",linear_momentum_x,linear_momentum_y,linear_momentum_z,orthogonality_error";
+  if (normalization_column) out << ",normalization_error";
   if (constraints) {
     for (const auto& block : constraints->blocks()) out << ",violation." << block.name;
     for (const auto& block : constraints->blocks()) out << ",velocity_violation." << block.name;
@@ -153,7 +154,8 @@ void write_csv_multipliers(std::ostream& out, const Eigen::VectorXd* multipliers
 }
 
 void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
-                   const Invariants& invariants, const std::vector<double>& violations) {
+                   const Invariants& invariants, const double* normalization_error,
+                   const std::vector<double>& violations) {
   out << time;
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const Pose& pose = poses[i];
@@ -170,6 +172,7 @@ void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& pose
   out << ',' << invariants.kinetic_energy << ',' << invariants.potential_energy << ','
       << invariants.total_energy() << ',' << L.x() << ',' << L.y() << ',' << L.z() << ',' << p.x() << ','
       << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error;
+  if (normalization_error) out << ',' << *normalization_error;
   for (const double v : violations) out << ',' << v;
 }
 
@@ -226,6 +229,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     return compute_invariants(model, poses, twists);
   };
 
+  // Parameterizations with an invariant of their own (rp: p^T p = 1) report its error.
+  const bool has_normalization = space.body_coordinates().internal_constraints > 0 && space.free_bodies() > 0;
   std::unique_ptr<AtomicFile> trajectory, summary_file;
   // Integrators that solve for lambda (bdf, kinematics) get one column per constraint row.
   const Eigen::Index multiplier_columns =
@@ -237,14 +242,17 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     if (run.write_trajectory) {
       trajectory = std::make_unique<AtomicFile>(*output.directory / "trajectory.csv");
       trajectory->stream() << std::setprecision(17);
-      write_csv_header(trajectory->stream(), model, constraints, multiplier_columns > 0);
+      write_csv_header(trajectory->stream(), model, constraints, has_normalization, multiplier_columns > 0);
     }
     summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
   }
 
   const Invariants initial = invariants_at(state);
+  double normalization_error = space.normalization_error(state);
+  summary.normalization_error_max = normalization_error;
   if (trajectory) {
-    write_csv_row(trajectory->stream(), state.time, poses, twists, initial, violations);
+    write_csv_row(trajectory->stream(), state.time, poses, twists, initial,
+                  has_normalization ? &normalization_error : nullptr, violations);
     write_csv_multipliers(trajectory->stream(), nullptr, multiplier_columns);
     trajectory->stream() << '\n';
   }
@@ -279,6 +287,12 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
                             " is not finite after the step from t = " + short_number(time_before) +
                             " s with step size " + short_number(h) + " s (integrator '" + run.integrator_name +
                             "'); reduce simulation.step_size");
+    // Euler angles near gimbal lock move to another chart between steps (same pose and body
+    // twists); integrators with a history restart.
+    if (space.update_charts(state)) {
+      ++summary.chart_switches;
+      run.integrator->charts_switched(space, state);
+    }
     ++summary.steps;
     const Invariants now = invariants_at(state);
     summary.energy_drift_max =
@@ -286,6 +300,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     summary.angular_momentum_drift_max = std::max(
         summary.angular_momentum_drift_max, (now.angular_momentum - initial.angular_momentum).norm() / momentum_scale);
     summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
+    normalization_error = space.normalization_error(state);
+    summary.normalization_error_max = std::max(summary.normalization_error_max, normalization_error);
     if (constraints) {
       violations = constraint_violations(*constraints, state, constraint_terms);
       const std::size_t count = summary.constraint_names.size();
@@ -296,7 +312,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     }
     if (output.observer) output.observer(RunSample{state.time, poses, twists, now, violations});
     if (trajectory && (k % run.settings.output_every == 0 || k == steps)) {
-      write_csv_row(trajectory->stream(), state.time, poses, twists, now, violations);
+      write_csv_row(trajectory->stream(), state.time, poses, twists, now,
+                    has_normalization ? &normalization_error : nullptr, violations);
       write_csv_multipliers(trajectory->stream(), run.integrator->multipliers(), multiplier_columns);
       trajectory->stream() << '\n';
     }
@@ -341,6 +358,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     json["energy_drift_max_relative"] = summary.energy_drift_max;
     json["angular_momentum_drift_max_relative"] = summary.angular_momentum_drift_max;
     json["orthogonality_error_max"] = summary.orthogonality_error_max;
+    if (has_normalization) json["normalization_error_max"] = summary.normalization_error_max;
+    if (space.chart_dimension() > 0) json["chart_switches"] = summary.chart_switches;
     if (constraints) {
       json["initial_projection_iterations"] = summary.initial_projection_iterations;
       json["driver_swaps"] = summary.driver_swaps;

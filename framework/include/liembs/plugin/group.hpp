@@ -1,6 +1,16 @@
 #pragma once
-// Group plugins: the configuration space of a free rigid body (floating base or absolute
-// coordinates) and the operations an integrator needs on it (paper 002, sections 2-4).
+// Group plugins: the configuration parameterization of a free rigid body (floating base or
+// absolute coordinates) and the operations integrators and formulations need on it. Lie
+// groups (SE3, SO3xR3 = paper 004's rA, paper 002 sections 2-4) and vector-space charts
+// (Euler parameters rp, Euler angles re of paper 004) fit the same interface
+// (docs/configuration-spaces.md):
+//   - per body, `velocity` velocity coordinates v (the size of a configuration increment),
+//     the first `rotation` of them move the orientation, the last 3 the position;
+//   - the configuration is the pose C = (R, r) in State::poses plus, for a chart, `chart`
+//     numbers per body in State::chart (p, or the Euler angles); the pose then follows from
+//     the chart and is what every consumer (dynamics, outputs, invariants) reads;
+//   - body twists V_b = (omega, R^T r') relate linearly to v: V_b = T(q) v (T is 6 x velocity);
+//   - `internal_constraints` rows per body (rp: p^T p = 1) join the system's constraints.
 #include <liembs/lie/types.hpp>
 #include <liembs/plugin/component.hpp>
 
@@ -9,37 +19,81 @@
 
 namespace liembs {
 
-// How a group's velocity coordinates V = (omega, v) of a body relate to its pose C = (R, r):
-// both use the body-fixed angular velocity omega (R' = R omega~);
-//   body_twist: v = R^T r'  (SE(3): V^ = C^-1 C')
-//   hybrid:     v = r'      (SO(3)xR3: the direct product's left-trivialized velocity)
-enum class VelocityConvention { body_twist, hybrid };
+// Per-body sizes of a parameterization.
+struct BodyCoordinates {
+  int chart = 0;                 // numbers per body in State::chart (0: the pose is the configuration)
+  int velocity = 6;              // velocity coordinates per body = numbers of a configuration increment
+  int rotation = 3;              // the first `rotation` velocity coordinates move R, the last 3 move r
+  int internal_constraints = 0;  // constraint rows per body (e.g. the normalization of p)
+  const char* internal_constraint_name = nullptr;  // names their blocks: "body 'crank' normalization"
+  bool vector_chart = false;     // retraction adds the increment to coordinates; dexp^-1 = identity
+};
 
-// All operations act on `n` bodies at once (6 numbers per body, angular part first),
-// so there is one virtual call per integrator stage, not one per body.
+// All operations act on `n` bodies at once (per-body blocks stored one after the other), so
+// there is one virtual call per integrator stage or formulation evaluation, never one per body.
+// `chart` points at State::chart (may be null when body_coordinates().chart == 0).
 class Group : public Component {
  public:
   static constexpr Kind kind = Kind::group;
 
-  virtual VelocityConvention velocity_convention() const = 0;
+  virtual BodyCoordinates body_coordinates() const = 0;
 
-  // C_i <- C_i exp(xi_i): the right translation by the group exponential of xi_i.
-  virtual void retract(std::span<Pose> poses, const double* increments) const = 0;
+  // The chart coordinates of bodies at the given poses (initial states), and the poses set to
+  // the chart's (equal up to round-off: A(p) is orthogonal to the round-off of p).
+  virtual void chart_from_poses(std::span<Pose> poses, double* chart) const {
+    (void)poses;
+    (void)chart;
+  }
 
-  // out_i = dexp^-1_{-xi_i}(v_i): the left-trivialized inverse differential of exp that
-  // turns a velocity into the rate of the local coordinates xi (002 eq. 36-37).
+  // The retraction: C_i <- C_i exp(xi_i) on a Lie group; q_i <- q_i + xi_i on a chart, with the
+  // pose recomputed from the chart.
+  virtual void retract(std::span<Pose> poses, double* chart, const double* increments) const = 0;
+
+  // out_i = dexp^-1_{-xi_i}(v_i): the left-trivialized inverse differential of exp that turns
+  // a velocity into the rate of the local coordinates xi (002 eq. 36-37); the identity on a chart.
   virtual void dexpinv_left(std::size_t n, const double* increments, const double* velocities,
                             double* out) const = 0;
 
-  // Conversions between the group's velocity coordinates and body-fixed twists
-  // (omega, R^T r'), in which the dynamics algorithms are written.
-  virtual void to_body_twists(std::span<const Pose> poses, const double* velocities,
+  // V_b = T(q) v, the body-fixed twists (omega, R^T r') of the bodies.
+  virtual void to_body_twists(std::span<const Pose> poses, const double* chart, const double* velocities,
                               double* twists) const = 0;
-  virtual void from_body_twists(std::span<const Pose> poses, const double* twists,
+  // The velocity coordinates v with T(q) v = V_b that satisfy the velocity level of the
+  // internal constraints.
+  virtual void from_body_twists(std::span<const Pose> poses, const double* chart, const double* twists,
                                 double* velocities) const = 0;
-  // Time derivative of the group's velocity coordinates from the body twist and its rate.
-  virtual void rates_from_body_twist_rates(std::span<const Pose> poses, const double* twists,
-                                           const double* twist_rates, double* rates) const = 0;
+  // The rates v' with T v' + T' v = V_b' that satisfy the acceleration level of the internal
+  // constraints (for a free body this is the exact solution of its constrained equations).
+  virtual void rates_from_body_twist_rates(std::span<const Pose> poses, const double* chart,
+                                           const double* velocities, const double* twist_rates,
+                                           double* rates) const = 0;
+
+  // T(q) of every body as a column-major 6 x velocity block (6 * velocity numbers per body)
+  // and T'(q, v) v (6 per body), the time derivative of T along q' = v applied to v. A
+  // formulation written in body twists uses them as
+  //   M = T^T M_b T,  Q = T^T (Q_b - M_b T' v),  J = J_b T,  eta = eta_b - J_b T' v.
+  virtual void velocity_maps(std::span<const Pose> poses, const double* chart, const double* velocities,
+                             double* maps, double* map_rates) const = 0;
+
+  // Internal constraints of n bodies: residual (k per body), Jacobian with respect to the
+  // body's velocity coordinates (column-major k x velocity per body) and acceleration
+  // right-hand side eta (J v' = eta, k per body). Null outputs are not computed.
+  virtual void internal_constraints(std::size_t n, const double* chart, const double* velocities, double* residual,
+                                    double* jacobian, double* acceleration_rhs) const {
+    (void)n, (void)chart, (void)velocities, (void)residual, (void)jacobian, (void)acceleration_rhs;
+  }
+  // The largest error of the chart's invariant over the bodies (|p^T p - 1| for rp); 0 if none.
+  virtual double normalization_error(std::size_t n, const double* chart) const {
+    (void)n, (void)chart;
+    return 0.0;
+  }
+
+  // Between steps: a chart that comes close to its singularity is replaced by another one
+  // (re-extracted from the pose, velocities recomputed from the body twist), keeping the pose
+  // and the body twist. Returns true if any body's chart changed.
+  virtual bool update_charts(std::span<Pose> poses, double* chart, double* velocities) const {
+    (void)poses, (void)chart, (void)velocities;
+    return false;
+  }
 };
 
 }  // namespace liembs

@@ -21,6 +21,13 @@ class Integrator : public Component {
   // Advances `state` (including state.time) by `step_size`.
   virtual void step(const StateSpace& space, ForwardDynamics& dynamics, State& state,
                     double step_size) = 0;
+  // Called between steps when the run changed the state's coordinates without moving it (a
+  // chart switch of Euler angles, StateSpace::update_charts): an integrator that keeps a
+  // history in the old coordinates (accelerations, a BDF interpolant) restarts from `state`.
+  virtual void charts_switched(const StateSpace& space, const State& state) {
+    (void)space;
+    (void)state;
+  }
   // The order of accuracy (used in summaries and studies); 0 if unknown.
   virtual int order() const = 0;
   // Counters for the run summary (steps, Newton iterations, error-test failures, ...).

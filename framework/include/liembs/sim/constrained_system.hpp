@@ -16,6 +16,9 @@
 #include <liembs/plugin/group.hpp>
 #include <liembs/sim/state.hpp>
 
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+
 #include <span>
 #include <string>
 #include <vector>
@@ -24,15 +27,21 @@ namespace liembs {
 
 class StateSpace;
 
-// Rows of g that belong to one joint, for per-joint violation reports.
+// Rows of g that belong to one joint (or one body's internal constraint), for per-block
+// violation reports.
 struct ConstraintBlock {
-  std::string name;      // the joint's name
+  std::string name;      // the joint's name; trajectory columns and summary keys use it
   Eigen::Index first = 0;
   Eigen::Index rows = 0;
+  std::string description = {};  // for messages; empty: "joint '<name>'"
 };
 
+// "joint 'A'", or the block's own description ("body 'crank' normalization").
+std::string describe(const ConstraintBlock& block);
+
 struct DaeTerms {
-  Eigen::MatrixXd mass;              // M(q), velocity_dimension^2, symmetric positive definite
+  Eigen::MatrixXd mass;              // M(q), velocity_dimension^2, symmetric positive semidefinite and
+                                     // positive definite on the null space of J (rp: rank 6 of 7 per body)
   Eigen::VectorXd forces;            // Q(q, V, t): applied, gravity and velocity terms
   Eigen::VectorXd residual;          // g(q)
   Eigen::MatrixXd jacobian;          // J(q), constraint_count x velocity_dimension
@@ -85,9 +94,33 @@ class ConstrainedSystem {
 
 // --- Solvers shared by the integrators (framework/src/sim/constrained_system.cpp) ---
 
-// The index-1 system [[M, J^T], [J, 0]] (V', lambda) = (Q, eta) (002 eq. 3), solved by the
-// Schur complement J M^-1 J^T. Throws SimulationError if the constraints are redundant or
-// M is not positive definite.
+// Solves the saddle-point system [[M, J^T], [J, 0]] (x, lambda) = (a, b) of a DaeTerms' M and J:
+// by the Schur complement J M^-1 J^T when M is positive definite, otherwise (Euler
+// parameters: M = diag(m 1, 4 G^T J G) is singular along p) by an LU factorization of the
+// whole matrix, which is regular when M is positive definite on the null space of J (the
+// normalization row p^T covers the null direction of M). Throws SimulationError if the
+// constraints are redundant or M is singular on their null space.
+class SaddlePointSolver {
+ public:
+  explicit SaddlePointSolver(const DaeTerms& terms);
+  // a == nullptr stands for a = 0.
+  void solve(const Eigen::VectorXd* a, const Eigen::VectorXd& b, Eigen::VectorXd& x,
+             Eigen::VectorXd* lambda = nullptr) const;
+  bool uses_schur_complement() const { return schur_; }
+
+ private:
+  Eigen::Index n_ = 0, m_ = 0;
+  bool schur_ = true;
+  Eigen::LDLT<Eigen::MatrixXd> mass_;
+  Eigen::MatrixXd mass_inverse_jacobian_t_;  // M^-1 J^T
+  Eigen::MatrixXd jacobian_;
+  Eigen::LDLT<Eigen::MatrixXd> schur_complement_;
+  Eigen::FullPivLU<Eigen::MatrixXd> saddle_point_;
+};
+
+// The index-1 system [[M, J^T], [J, 0]] (V', lambda) = (Q, eta) (002 eq. 3), solved with
+// SaddlePointSolver. Throws SimulationError if the constraints are redundant or M is
+// singular on their null space.
 void solve_index1(const DaeTerms& terms, Eigen::VectorXd& rates, Eigen::VectorXd* multipliers = nullptr);
 
 // Indices (ascending) of a maximal set of linearly independent rows of a constraint
@@ -102,7 +135,7 @@ void velocity_violation(const DaeTerms& terms, const Eigen::VectorXd& velocities
 // Per-block norms of a constraint vector (g or J V - nu).
 std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values);
 
-// "joint 'name' (|g| = ...)" for the block with the largest norm of `values`.
+// "joint 'name' (|g| = ...)" (describe()) for the block with the largest norm of `values`.
 std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values,
                              const char* symbol = "|g|");
 
@@ -129,12 +162,32 @@ void project_velocities(ConstrainedSystem& system, State& state);
 // checked afterwards; if they contradict the loops, a SimulationError names them.
 int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& system, State& state);
 
-// The linear map between the group's velocity coordinates V of free bodies and their body
-// twists, V_b = T(C) V (T = 1 on SE3, diag(1, R^T) on SO3xR3), per body, and T' V, from
-// the group plugin in seven calls for all bodies. A formulation written in body twists
-// turns M_b, Q_b, J_b, eta_b into the group's coordinates with it:
-//   M = T^T M_b T,  Q = T^T (Q_b - M_b T' V),  J = J_b T,  eta = eta_b - J_b T' V.
-void group_velocity_map(const Group& group, std::span<const Pose> poses, const Eigen::VectorXd& body_twists,
-                        std::vector<Mat6>& maps, Eigen::VectorXd& map_rate_times_velocity);
+// The linear maps between the parameterization's velocity coordinates v of the free bodies
+// and their body twists, V_b = T(q) v (T = 1 on SE3, diag(1, R^T) on SO3xR3, 6 x 7 for
+// Euler parameters), and T' v, from the group plugin in one call for all bodies. A
+// formulation written in body twists turns M_b, Q_b, J_b, eta_b into the velocity
+// coordinates with them:
+//   M = T^T M_b T,  Q = T^T (Q_b - M_b T' v),  J = J_b T,  eta = eta_b - J_b T' v.
+struct BodyVelocityMaps {
+  Eigen::Index velocity = 6;                     // columns of each T (velocity coordinates per body)
+  Eigen::Matrix<double, 6, Eigen::Dynamic> maps;  // T_1 ... T_n side by side
+  Eigen::VectorXd map_rates;                     // T_i' v_i, 6 per body
+
+  // The first poses.size() bodies of `state` (a floating base is body 0).
+  void update(const Group& group, const State& state, std::size_t bodies);
+  auto map(std::size_t body) const { return maps.middleCols(static_cast<Eigen::Index>(body) * velocity, velocity); }
+  auto map_rate(std::size_t body) const { return map_rates.segment<6>(6 * static_cast<Eigen::Index>(body)); }
+};
+
+// The blocks of the parameterization's internal constraints of the free bodies, named after
+// the bodies ("body 'crank' normalization"), starting at row `first_row`.
+std::vector<ConstraintBlock> internal_constraint_blocks(const Group& group, const std::vector<std::string>& body_names,
+                                                        Eigen::Index first_row);
+// Writes the internal constraints of the first `bodies` free bodies of `state` into rows
+// first_row... of terms.residual, terms.jacobian (the bodies' velocity columns start at
+// column 0; the caller sized and zeroed the rows) and terms.acceleration_rhs, as `what` asks;
+// a non-empty terms.velocity_rhs (nu) is extended by zeros for them.
+void write_internal_constraints(const Group& group, const State& state, std::size_t bodies, Eigen::Index first_row,
+                                DaeTerms& terms, unsigned what);
 
 }  // namespace liembs

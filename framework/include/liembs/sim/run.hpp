@@ -56,6 +56,8 @@ struct RunSummary {
   double energy_drift_max = 0.0;            // max |E(t) - E(0)| / max(|E(0)|, 1e-300)
   double angular_momentum_drift_max = 0.0;  // max |L(t) - L(0)| / max(|L(0)|, 1e-300)
   double orthogonality_error_max = 0.0;
+  double normalization_error_max = 0.0;  // max |p^T p - 1| (parameterizations with such an invariant)
+  long long chart_switches = 0;          // Euler-angle chart switches between steps
   // Constrained runs: per joint, max over the run of ||g|| and ||J V - nu|| (002's violations).
   std::vector<std::string> constraint_names;
   std::vector<double> constraint_violation_max, velocity_violation_max;
