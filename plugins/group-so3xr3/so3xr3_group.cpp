@@ -84,4 +84,7 @@ std::unique_ptr<Group> make_group(const liembs::ConfigTable&) { return std::make
 LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Group>("SO3xR3", "2.0.0",
                                "SO(3) x R^3 direct product, hybrid velocities (omega body, r' spatial)", make_group);
+  registrar.add<liembs::Group>("rotation-matrix", "2.0.0",
+                               "paper 004's rA: the same plugin as SO3xR3 (A on SO(3), body omega, global r')",
+                               make_group);
 }

@@ -213,7 +213,7 @@ TEST_CASE("plugin errors exit 3 with the file and the reason", "[cli][errors]") 
   SECTION("unknown name: available names and nearest match, at the key's position") {
     const Result r = liembs("run " + free_body + " --set group.name=se3");
     CHECK(r.status == 3);
-    CHECK_THAT(r.err, Contains("group.name: unknown group 'se3'; available: SE3, SO3xR3 (did you mean 'SE3'?)"));
+    CHECK_THAT(r.err, Contains("group.name: unknown group 'se3'; available: euler-angles, euler-parameters, SE3, SO3xR3, rotation-matrix (did you mean 'SE3'?)"));
   }
   SECTION("library not found") {
     const Result r = liembs("run " + free_body + " --set 'plugins.paths=[\"/nonexistent/liembs-x.so\"]'");

@@ -1,0 +1,173 @@
+// Group plugin euler-parameters: paper 004's rp formulation. A body's configuration is
+// (p, r) in R^4 x R^3 with the Euler parameters p = (e0, e) as chart coordinates, the
+// velocity coordinates are (p', r') (7 per body), and p^T p = 1 is an internal constraint
+// with its own multiplier (004 eq. 19):
+//   A(p) = (2 e0^2 - 1) 1 + 2 (e e^T + e0 e~)                        (004 eq. 22)
+//   G(p) = [-e, -e~ + e0 1],  omega_bar = 2 G(p) p'                  (004 eq. 39c)
+//   T = [[2 G(p), 0], [0, A(p)^T]],  T' v = (2 G(p') p' = 0, A'^T r')
+//   normalization: (p^T p - 1) / 2 = 0,  row p^T,  eta = -p'^T p'     (004 eq. 19, 20b)
+// With M_b = diag(J, m 1) at the centre of mass, T^T M_b T = diag(4 G^T J G, m 1) (004 eq.
+// 39a). Its Q = T^T (Q_b - M_b T' v) holds 2 G^T (n - omega~ J omega) where the paper has
+// 2 G^T n + 8 G'^T J G' p: the two differ by a multiple of p, which only shifts the
+// normalization multiplier. M is singular along p (G p = 0): the solvers factor the whole
+// saddle-point matrix then (SaddlePointSolver).
+#include <liembs/lie/so3.hpp>
+#include <liembs/plugin/plugin.hpp>
+
+#include <Eigen/Geometry>
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+using namespace liembs;
+using Vec4 = Eigen::Vector4d;
+using Mat34 = Eigen::Matrix<double, 3, 4>;
+
+constexpr int chart_size = 4, velocity_size = 7;
+
+// A(p) of 004 eq. 22 (orthogonal for p^T p = 1).
+Mat3 rotation(const Vec4& p) {
+  const double e0 = p(0);
+  const Vec3 e = p.tail<3>();
+  return (2.0 * e0 * e0 - 1.0) * Mat3::Identity() + 2.0 * (e * e.transpose() + e0 * so3::hat(e));
+}
+
+// dA/dt = dA/dp p' (the polynomial's derivative, valid off the unit sphere too).
+Mat3 rotation_rate(const Vec4& p, const Vec4& p_dot) {
+  const double e0 = p(0), e0_dot = p_dot(0);
+  const Vec3 e = p.tail<3>(), e_dot = p_dot.tail<3>();
+  return 4.0 * e0 * e0_dot * Mat3::Identity() +
+         2.0 * (e_dot * e.transpose() + e * e_dot.transpose() + e0_dot * so3::hat(e) + e0 * so3::hat(e_dot));
+}
+
+Mat34 g_matrix(const Vec4& p) {
+  Mat34 G;
+  G.col(0) = -p.tail<3>();
+  G.rightCols<3>() = -so3::hat(p.tail<3>()) + p(0) * Mat3::Identity();
+  return G;
+}
+
+class EulerParameters final : public Group {
+ public:
+  BodyCoordinates body_coordinates() const override {
+    BodyCoordinates coordinates;
+    coordinates.chart = chart_size;
+    coordinates.velocity = velocity_size;
+    coordinates.rotation = 4;
+    coordinates.internal_constraints = 1;
+    coordinates.internal_constraint_name = "normalization";
+    coordinates.vector_chart = true;
+    return coordinates;
+  }
+
+  // p from R as the unit quaternion (w, x, y, z) with w >= 0.
+  void chart_from_poses(std::span<Pose> poses, double* chart) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      Eigen::Quaterniond q(poses[i].R);
+      q.normalize();
+      if (q.w() < 0) q.coeffs() *= -1.0;
+      Eigen::Map<Vec4> p(chart + chart_size * i);
+      p << q.w(), q.x(), q.y(), q.z();
+      poses[i].R = rotation(p);
+    }
+  }
+
+  // (p, r) <- (p + dp, r + dr), R = A(p).
+  void retract(std::span<Pose> poses, double* chart, const double* increments) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      Eigen::Map<Vec4> p(chart + chart_size * i);
+      p += Eigen::Map<const Vec4>(increments + velocity_size * i);
+      poses[i].r += Eigen::Map<const Vec3>(increments + velocity_size * i + 4);
+      poses[i].R = rotation(p);
+    }
+  }
+
+  void dexpinv_left(std::size_t n, const double*, const double* velocities, double* out) const override {
+    std::copy(velocities, velocities + velocity_size * n, out);
+  }
+
+  void to_body_twists(std::span<const Pose> poses, const double* chart, const double* velocities,
+                      double* twists) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec4> p(chart + chart_size * i), p_dot(velocities + velocity_size * i);
+      Eigen::Map<Vec6> twist(twists + 6 * i);
+      twist.head<3>() = 2.0 * g_matrix(p) * p_dot;
+      twist.tail<3>() = poses[i].R.transpose() * Eigen::Map<const Vec3>(velocities + velocity_size * i + 4);
+    }
+  }
+
+  // p' = G^T omega / (2 p^T p) (so that p^T p' = 0, G G^T = p^T p 1), r' = A^-T v.
+  void from_body_twists(std::span<const Pose> poses, const double* chart, const double* twists,
+                        double* velocities) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec4> p(chart + chart_size * i);
+      const Eigen::Map<const Vec6> twist(twists + 6 * i);
+      Eigen::Map<Vec4>(velocities + velocity_size * i) = g_matrix(p).transpose() * twist.head<3>() / (2.0 * p.squaredNorm());
+      Eigen::Map<Vec3>(velocities + velocity_size * i + 4) = poses[i].R.transpose().partialPivLu().solve(twist.tail<3>());
+    }
+  }
+
+  // p'' = G^T omega' / (2 p^T p) - (p'^T p' / p^T p) p  (2 G p'' = omega', p^T p'' = -p'^T p'),
+  // r'' = A^-T (v' - A'^T r').
+  void rates_from_body_twist_rates(std::span<const Pose> poses, const double* chart, const double* velocities,
+                                   const double* twist_rates, double* rates) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec4> p(chart + chart_size * i), p_dot(velocities + velocity_size * i);
+      const Eigen::Map<const Vec3> r_dot(velocities + velocity_size * i + 4);
+      const Eigen::Map<const Vec6> twist_rate(twist_rates + 6 * i);
+      const double norm2 = p.squaredNorm();
+      Eigen::Map<Vec4>(rates + velocity_size * i) =
+          g_matrix(p).transpose() * twist_rate.head<3>() / (2.0 * norm2) - (p_dot.squaredNorm() / norm2) * p;
+      Eigen::Map<Vec3>(rates + velocity_size * i + 4) = poses[i].R.transpose().partialPivLu().solve(
+          twist_rate.tail<3>() - rotation_rate(p, p_dot).transpose() * r_dot);
+    }
+  }
+
+  void velocity_maps(std::span<const Pose> poses, const double* chart, const double* velocities, double* maps,
+                     double* map_rates) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Eigen::Map<const Vec4> p(chart + chart_size * i), p_dot(velocities + velocity_size * i);
+      const Eigen::Map<const Vec3> r_dot(velocities + velocity_size * i + 4);
+      Eigen::Map<Eigen::Matrix<double, 6, velocity_size>> T(maps + 6 * velocity_size * i);
+      T.setZero();
+      T.topLeftCorner<3, 4>() = 2.0 * g_matrix(p);
+      T.bottomRightCorner<3, 3>() = poses[i].R.transpose();
+      Eigen::Map<Vec6> rate(map_rates + 6 * i);
+      rate.head<3>().setZero();  // G(p') p' = 0
+      rate.tail<3>() = rotation_rate(p, p_dot).transpose() * r_dot;
+    }
+  }
+
+  void internal_constraints(std::size_t n, const double* chart, const double* velocities, double* residual,
+                            double* jacobian, double* acceleration_rhs) const override {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Eigen::Map<const Vec4> p(chart + chart_size * i), p_dot(velocities + velocity_size * i);
+      if (residual) residual[i] = 0.5 * (p.squaredNorm() - 1.0);
+      if (jacobian) {
+        Eigen::Map<Eigen::Matrix<double, 1, velocity_size>> row(jacobian + velocity_size * i);
+        row.setZero();
+        row.head<4>() = p.transpose();
+      }
+      if (acceleration_rhs) acceleration_rhs[i] = -p_dot.squaredNorm();
+    }
+  }
+
+  double normalization_error(std::size_t n, const double* chart) const override {
+    double largest = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+      largest = std::max(largest, std::abs(Eigen::Map<const Vec4>(chart + chart_size * i).squaredNorm() - 1.0));
+    return largest;
+  }
+};
+
+}  // namespace
+
+LIEMBS_PLUGIN(registrar) {
+  registrar.add<liembs::Group>(
+      "euler-parameters", "1.0.0",
+      "paper 004's rp: Euler parameters p as chart coordinates, velocities (p', r'), p^T p = 1 as a constraint",
+      [](const liembs::ConfigTable&) { return std::make_unique<EulerParameters>(); });
+}
