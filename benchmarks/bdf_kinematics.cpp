@@ -9,8 +9,9 @@
 //
 // Counters: newton_iterations per step, size (velocity coordinates + constraint rows, the
 // dynamics' Newton system; velocity coordinates, the kinematics' position system).
-// The paper-004 mechanisms (configs/paper-004/) are timed when they exist; the spatial
-// four-bar of configs/four-bar/ (1 degree of freedom, dynamics only) always.
+// The paper-004 mechanisms (configs/paper-004/) are timed when they exist, in each of the
+// paper's rotation formulations (rA = SO3xR3, rp = euler-parameters, re = euler-angles); the
+// spatial four-bar of configs/four-bar/ (1 degree of freedom, dynamics only) always.
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/run.hpp>
@@ -71,6 +72,7 @@ void step_run(benchmark::State& bench, const std::string& config, std::vector<st
     }
     if (constraints) constraints->switch_drivers(state);
     run.integrator->step(space, dynamics, state, h);
+    if (space.update_charts(state)) run.integrator->charts_switched(space, state);  // re near gimbal lock, as liembs run
     ++since_restart;
     ++steps;
   }
@@ -101,12 +103,18 @@ void register_benchmarks() {
       {"bdf1-reused/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
        {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.newton_matrix=quasi-newton-reused"}},
   };
-  for (const char* mechanism : {"single-pendulum", "four-link", "slider-crank"}) {
+  // Paper 004's three rotation formulations: rA (SO3xR3), rp (euler-parameters), re (euler-angles).
+  const std::vector<std::pair<std::string, std::string>> formulations{
+      {"rA", "group.name=SO3xR3"}, {"rp", "group.name=euler-parameters"}, {"re", "group.name=euler-angles"}};
+  for (const char* mechanism : {"single-pendulum", "double-pendulum", "four-link", "slider-crank"}) {
     const std::string config = std::string("paper-004/") + mechanism + ".toml";
     if (!std::filesystem::exists(std::filesystem::path(LIEMBS_BENCH_CONFIG_DIR) / config)) continue;
-    cases.push_back({std::string("bdf1/") + mechanism + "/rA", config, {"group.name=SO3xR3", dynamics, theta}});
-    cases.push_back({std::string("kinematics/") + mechanism + "/rA", config,
-                     {"group.name=SO3xR3", "integrator.name=kinematics", "integrator.tolerance=1e-10"}});
+    for (const auto& [formulation, group] : formulations) {
+      cases.push_back({std::string("bdf1/") + mechanism + "/" + formulation, config, {group, dynamics, theta}});
+      if (std::string(mechanism) != "double-pendulum")  // 2 degrees of freedom: no kinematic analysis
+        cases.push_back({std::string("kinematics/") + mechanism + "/" + formulation, config,
+                         {group, "integrator.name=kinematics", "integrator.tolerance=1e-10"}});
+    }
   }
   for (const Case& c : cases)
     benchmark::RegisterBenchmark(c.name.c_str(), [c](benchmark::State& bench) { step_run(bench, c.config, c.overrides); })

@@ -4,6 +4,7 @@
 // generalized-alpha and ida; the rp normalization held by its constraint, and re runs
 // through sin(theta) = 0 that switch charts.
 #include "../test_support.hpp"
+#include "parameterized_motion.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -22,16 +23,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Motion {
-  RunSummary summary;
-  std::vector<Pose> poses;  // every model body at the end
-  std::vector<Vec6> twists;
-  std::map<std::string, double> statistics;
-};
+using testing::Motion;
 
 Motion run_file(const std::string& config, const std::vector<std::string>& overrides) {
-  Registry registry;  // declared first: the run's components live in its libraries
-  registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "build tree", true}});
   // The examples name rkmk's tableau: other integrators get the file without that line.
   const std::string path = std::string(LIEMBS_SOURCE_DIR) + "/configs/" + config;
   std::ifstream file(path);
@@ -40,14 +34,7 @@ Motion run_file(const std::string& config, const std::vector<std::string>& overr
                     std::find(overrides.begin(), overrides.end(), "integrator.name=ida") == overrides.end();
   while (std::getline(file, line))
     if (rkmk || line.rfind("tableau", 0) != 0) text += line + "\n";
-  auto document = ConfigDocument::from_string(text, path);
-  for (const auto& assignment : overrides) document->set_override(assignment);
-  Run run = load_run(document, registry);
-  Motion motion;
-  motion.summary = execute_run(run, RunOutput{});
-  run.dynamics->body_motion(motion.summary.final_state, motion.poses, motion.twists);
-  for (const auto& [name, value] : run.integrator->statistics()) motion.statistics[name] = value;
-  return motion;
+  return testing::run_to_end(ConfigDocument::from_string(text, path), overrides);
 }
 
 double distance(const Motion& a, const Motion& b) {
@@ -154,7 +141,9 @@ TEST_CASE("trajectory.csv of an rp run has the normalization error and the norma
   document->set_override("group.name=euler-parameters");
   document->set_override("simulation.end_time=0.01");
   Run run = load_run(document, registry);
-  execute_run(run, RunOutput{folder});
+  RunOutput output;
+  output.directory = folder;
+  execute_run(run, output);
   std::ifstream csv(folder / "trajectory.csv");
   std::string header;
   std::getline(csv, header);

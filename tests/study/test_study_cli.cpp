@@ -261,3 +261,30 @@ TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2", "[study][c
   }
   CHECK(checked == 4);
 }
+
+TEST_CASE("study over the four parameterizations: the same errors and RK4's order 4 in each", "[study][cli][parameterizations]") {
+  const fs::path dir = scratch("parameterizations");
+  const fs::path file = dir / "parameterizations.toml";
+  std::ofstream(file) << "title = \"parameterizations\"\n[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR
+                         "/free-body.toml'\nset = { simulation.end_time = 0.5 }\n"
+                         "[reference]\nset = { simulation.step_size = 5e-4 }\n"
+                         "[[axes]]\nkey = \"group.name\"\n"
+                         "values = [\"SE3\", \"rotation-matrix\", \"euler-parameters\", \"euler-angles\"]\n"
+                         "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.0125]\nladder = true\n"
+                         "[measure]\nsample_interval = 0.05\n";
+  const fs::path out = dir / "out";
+  const Result result = liembs("study '" + file.string() + "' --jobs 2 --no-report --output '" + out.string() + "'");
+  INFO(result.out << result.err);
+  REQUIRE(result.status == 0);
+  std::map<std::string, int> ok_cases;
+  for (const auto& row : csv_rows(read_file(out / "results.csv")))
+    if (row.at("role") == "case" && row.at("status") == "ok") ++ok_cases[row.at("group")];
+  CHECK(ok_cases == std::map<std::string, int>{{"SE3", 3}, {"euler-angles", 3}, {"euler-parameters", 3}, {"rotation-matrix", 3}});
+  int series = 0;
+  for (const auto& row : csv_rows(read_file(out / "series.csv"))) {
+    INFO(row.at("series"));
+    CHECK(std::stod(row.at("observed_order")) == Approx(4.0).margin(0.4));
+    ++series;
+  }
+  CHECK(series == 4);
+}
