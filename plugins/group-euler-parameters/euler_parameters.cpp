@@ -4,9 +4,15 @@
 // with its own multiplier (004 eq. 19):
 //   A(p) = (2 e0^2 - 1) 1 + 2 (e e^T + e0 e~)                        (004 eq. 22)
 //   G(p) = [-e, -e~ + e0 1],  omega_bar = 2 G(p) p'                  (004 eq. 39c)
-//   T = [[2 G(p), 0], [0, A(p)^T]],  T' v = (2 G(p') p' = 0, A'^T r')
 //   normalization: (p^T p - 1) / 2 = 0,  row p^T,  eta = -p'^T p'     (004 eq. 19, 20b)
-// With M_b = diag(J, m 1) at the centre of mass, T^T M_b T = diag(4 G^T J G, m 1) (004 eq.
+// The pose is R = A(p / |p|), a rotation also at the iterates of a Newton method that leave
+// p^T p = 1 (the additive update p + dp does); on the constraint it is the paper's A(p).
+// Then omega_bar = 2 G(p) p' / |p|^2 exactly (G(p) p = 0), R depends on p's direction only,
+// and J_b T is the exact derivative of the constraints with respect to p (the paper's
+// B(p, s) differs from it by multiples of the normalization row p^T):
+//   T = [[2 G(p) / |p|^2, 0], [0, R^T]],
+//   T' v = (-4 G(p) p' (p^T p') / |p|^4, -omega x R^T r')   (G(p') p' = 0).
+// With M_b = diag(J, m 1) at the centre of mass, T^T M_b T = diag(4 G^T J G, m 1) on p^T p = 1 (004 eq.
 // 39a). Its Q = T^T (Q_b - M_b T' v) holds 2 G^T (n - omega~ J omega) where the paper has
 // 2 G^T n + 8 G'^T J G' p: the two differ by a multiple of p, which only shifts the
 // normalization multiplier. M is singular along p (G p = 0): the solvers factor the whole
@@ -15,7 +21,6 @@
 #include <liembs/plugin/plugin.hpp>
 
 #include <Eigen/Geometry>
-#include <Eigen/LU>
 
 #include <algorithm>
 #include <cmath>
@@ -35,20 +40,16 @@ Mat3 rotation(const Vec4& p) {
   return (2.0 * e0 * e0 - 1.0) * Mat3::Identity() + 2.0 * (e * e.transpose() + e0 * so3::hat(e));
 }
 
-// dA/dt = dA/dp p' (the polynomial's derivative, valid off the unit sphere too).
-Mat3 rotation_rate(const Vec4& p, const Vec4& p_dot) {
-  const double e0 = p(0), e0_dot = p_dot(0);
-  const Vec3 e = p.tail<3>(), e_dot = p_dot.tail<3>();
-  return 4.0 * e0 * e0_dot * Mat3::Identity() +
-         2.0 * (e_dot * e.transpose() + e * e_dot.transpose() + e0_dot * so3::hat(e) + e0 * so3::hat(e_dot));
-}
-
 Mat34 g_matrix(const Vec4& p) {
   Mat34 G;
   G.col(0) = -p.tail<3>();
   G.rightCols<3>() = -so3::hat(p.tail<3>()) + p(0) * Mat3::Identity();
   return G;
 }
+
+// The pose's rotation A(p / |p|) and the body angular velocity 2 G(p) p' / |p|^2.
+Mat3 pose_rotation(const Vec4& p) { return rotation(p / p.norm()); }
+Vec3 angular_velocity(const Vec4& p, const Vec4& p_dot) { return 2.0 * g_matrix(p) * p_dot / p.squaredNorm(); }
 
 class EulerParameters final : public Group {
  public:
@@ -71,17 +72,17 @@ class EulerParameters final : public Group {
       if (q.w() < 0) q.coeffs() *= -1.0;
       Eigen::Map<Vec4> p(chart + chart_size * i);
       p << q.w(), q.x(), q.y(), q.z();
-      poses[i].R = rotation(p);
+      poses[i].R = pose_rotation(p);
     }
   }
 
-  // (p, r) <- (p + dp, r + dr), R = A(p).
+  // (p, r) <- (p + dp, r + dr), R = A(p / |p|).
   void retract(std::span<Pose> poses, double* chart, const double* increments) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
       Eigen::Map<Vec4> p(chart + chart_size * i);
       p += Eigen::Map<const Vec4>(increments + velocity_size * i);
       poses[i].r += Eigen::Map<const Vec3>(increments + velocity_size * i + 4);
-      poses[i].R = rotation(p);
+      poses[i].R = pose_rotation(p);
     }
   }
 
@@ -94,24 +95,24 @@ class EulerParameters final : public Group {
     for (std::size_t i = 0; i < poses.size(); ++i) {
       const Eigen::Map<const Vec4> p(chart + chart_size * i), p_dot(velocities + velocity_size * i);
       Eigen::Map<Vec6> twist(twists + 6 * i);
-      twist.head<3>() = 2.0 * g_matrix(p) * p_dot;
+      twist.head<3>() = angular_velocity(p, p_dot);
       twist.tail<3>() = poses[i].R.transpose() * Eigen::Map<const Vec3>(velocities + velocity_size * i + 4);
     }
   }
 
-  // p' = G^T omega / (2 p^T p) (so that p^T p' = 0, G G^T = p^T p 1), r' = A^-T v.
+  // p' = G^T omega / 2 (so that p^T p' = 0; G G^T = p^T p 1), r' = R v.
   void from_body_twists(std::span<const Pose> poses, const double* chart, const double* twists,
                         double* velocities) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
       const Eigen::Map<const Vec4> p(chart + chart_size * i);
       const Eigen::Map<const Vec6> twist(twists + 6 * i);
-      Eigen::Map<Vec4>(velocities + velocity_size * i) = g_matrix(p).transpose() * twist.head<3>() / (2.0 * p.squaredNorm());
-      Eigen::Map<Vec3>(velocities + velocity_size * i + 4) = poses[i].R.transpose().partialPivLu().solve(twist.tail<3>());
+      Eigen::Map<Vec4>(velocities + velocity_size * i) = 0.5 * g_matrix(p).transpose() * twist.head<3>();
+      Eigen::Map<Vec3>(velocities + velocity_size * i + 4) = poses[i].R * twist.tail<3>();
     }
   }
 
-  // p'' = G^T omega' / (2 p^T p) - (p'^T p' / p^T p) p  (2 G p'' = omega', p^T p'' = -p'^T p'),
-  // r'' = A^-T (v' - A'^T r').
+  // p'' = G^T (omega' - w) / 2 - (p'^T p' / p^T p) p with w the rotation part of T' v
+  // (2 G p'' / |p|^2 = omega' - w, p^T p'' = -p'^T p'),  r'' = R (v' + omega x R^T r').
   void rates_from_body_twist_rates(std::span<const Pose> poses, const double* chart, const double* velocities,
                                    const double* twist_rates, double* rates) const override {
     for (std::size_t i = 0; i < poses.size(); ++i) {
@@ -119,10 +120,12 @@ class EulerParameters final : public Group {
       const Eigen::Map<const Vec3> r_dot(velocities + velocity_size * i + 4);
       const Eigen::Map<const Vec6> twist_rate(twist_rates + 6 * i);
       const double norm2 = p.squaredNorm();
+      const Mat34 G = g_matrix(p);
+      const Vec3 map_rate = -4.0 * G * p_dot * p.dot(p_dot) / (norm2 * norm2);
       Eigen::Map<Vec4>(rates + velocity_size * i) =
-          g_matrix(p).transpose() * twist_rate.head<3>() / (2.0 * norm2) - (p_dot.squaredNorm() / norm2) * p;
-      Eigen::Map<Vec3>(rates + velocity_size * i + 4) = poses[i].R.transpose().partialPivLu().solve(
-          twist_rate.tail<3>() - rotation_rate(p, p_dot).transpose() * r_dot);
+          0.5 * G.transpose() * (twist_rate.head<3>() - map_rate) - (p_dot.squaredNorm() / norm2) * p;
+      Eigen::Map<Vec3>(rates + velocity_size * i + 4) =
+          poses[i].R * (twist_rate.tail<3>() + angular_velocity(p, p_dot).cross(poses[i].R.transpose() * r_dot));
     }
   }
 
@@ -133,11 +136,13 @@ class EulerParameters final : public Group {
       const Eigen::Map<const Vec3> r_dot(velocities + velocity_size * i + 4);
       Eigen::Map<Eigen::Matrix<double, 6, velocity_size>> T(maps + 6 * velocity_size * i);
       T.setZero();
-      T.topLeftCorner<3, 4>() = 2.0 * g_matrix(p);
+      const double norm2 = p.squaredNorm();
+      const Mat34 G = g_matrix(p);
+      T.topLeftCorner<3, 4>() = (2.0 / norm2) * G;
       T.bottomRightCorner<3, 3>() = poses[i].R.transpose();
       Eigen::Map<Vec6> rate(map_rates + 6 * i);
-      rate.head<3>().setZero();  // G(p') p' = 0
-      rate.tail<3>() = rotation_rate(p, p_dot).transpose() * r_dot;
+      rate.head<3>() = -4.0 * G * p_dot * p.dot(p_dot) / (norm2 * norm2);  // G(p') p' = 0
+      rate.tail<3>() = -(2.0 * G * p_dot / norm2).cross(poses[i].R.transpose() * r_dot);
     }
   }
 

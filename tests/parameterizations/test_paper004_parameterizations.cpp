@@ -119,11 +119,10 @@ TEST_CASE("paper 004's kinematic analysis in rp and re: same positions, Table 9'
       const bool rp = std::string(group) == "euler-parameters";
       CHECK(other.statistics.at("coordinates") == (rp ? 7 : 6) * m.bodies);  // T12: 6nb / 7nb / 6nb
       CHECK(other.statistics.at("constraints") == rA.statistics.at("constraints") + (rp ? m.bodies : 0));
-      // Table 9: iteration counts comparable in the three formulations (rp within a factor 2:
-      // see docs/bdf-and-kinematics.md for the measured counts and why).
+      // Table 9: iteration counts comparable in the three formulations.
       const double iterations = other.statistics.at("newton_iterations_per_step");
       INFO("iterations per step " << iterations << ", rA " << rA.statistics.at("newton_iterations_per_step"));
-      CHECK(iterations < 2.0 * rA.statistics.at("newton_iterations_per_step"));
+      CHECK(iterations == Approx(rA.statistics.at("newton_iterations_per_step")).margin(0.6));
       if (rp) CHECK(other.summary.normalization_error_max < 1e-12);
     }
   }
