@@ -144,10 +144,12 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
 
     const bool needs_constraint_jacobian = (what & (dae::jacobian | dae::acceleration_rhs)) != 0;
     // nu = f'(t) of rheonomic rows is the same in body twists and group coordinates (J V = J_b V_b).
-    joints_.evaluate(poses_, twist_list_, state.time, (what & dae::residual) ? &terms.residual : nullptr,
-                     needs_constraint_jacobian ? &body_jacobian_ : nullptr,
-                     (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr,
-                     ((what & dae::velocity_rhs) && joints_.rheonomic()) ? &terms.velocity_rhs : nullptr);
+    // M and Q alone (an integrator's damping differences) need no constraint row.
+    if (what & (dae::residual | dae::jacobian | dae::acceleration_rhs | dae::velocity_rhs))
+      joints_.evaluate(poses_, twist_list_, state.time, (what & dae::residual) ? &terms.residual : nullptr,
+                       needs_constraint_jacobian ? &body_jacobian_ : nullptr,
+                       (what & dae::acceleration_rhs) ? &terms.acceleration_rhs : nullptr,
+                       ((what & dae::velocity_rhs) && joints_.rheonomic()) ? &terms.velocity_rhs : nullptr);
 
     if (what & dae::mass) terms.mass.setZero(dimension, dimension);
     if (what & dae::forces) terms.forces.resize(dimension);
