@@ -3,8 +3,9 @@
 //   - the sum of the kernel calls (TreeDynamics, one state after the other, one core),
 //   - BatchEvaluation in memory on 1 and 2 threads,
 //   - evaluate_file (liembs eval) from .npy to .npy and from CSV to CSV on 1 and 2 threads.
-// Wall-clock time (threads run beside the timing one); rows per second are printed as
-// items_per_second, and the ratios at the end.
+// Wall-clock time (threads run beside the timing one) and the CPU time of the process per
+// row (counter cpu_ns_per_row, all threads); rows per second are printed as items_per_second,
+// and the ratios at the end.
 #include <liembs/batch/evaluate_file.hpp>
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -30,6 +32,23 @@ using namespace liembs;
 namespace {
 
 constexpr std::size_t rows = 100000;
+
+// CPU time of the whole process (every thread), for rows per second per core.
+double process_cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// Runs `body` per iteration; reports rows per second (wall) and CPU nanoseconds per row
+// summed over the threads (counter cpu_ns_per_row).
+template <class Body>
+void timed(benchmark::State& bench, Body&& body) {
+  double cpu = 0.0;
+  for (auto _ : bench) {
+    const double start = process_cpu_seconds();
+    body();
+    cpu += process_cpu_seconds() - start;
+  }
+  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+  bench.counters["cpu_ns_per_row"] = cpu * 1e9 / static_cast<double>(bench.iterations() * rows);
+}
 
 struct Setup {
   std::string algorithm;
@@ -80,7 +99,7 @@ void kernel_sum(benchmark::State& bench, const std::string& algorithm) {
   const int n = s.tree->dof();
   TreeState state;
   Eigen::VectorXd out;
-  for (auto _ : bench) {
+  timed(bench, [&] {
     for (std::size_t r = 0; r < rows; ++r) {
       const double* in = s.states.data() + r * 3 * n;
       state.q = Eigen::Map<const Eigen::VectorXd>(in, n);
@@ -89,23 +108,20 @@ void kernel_sum(benchmark::State& bench, const std::string& algorithm) {
       else s.dynamics->forward_dynamics(state, Eigen::Map<const Eigen::VectorXd>(in + 2 * n, n), out);
       benchmark::DoNotOptimize(out.data());
     }
-  }
-  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+  });
 }
 
 void in_memory(benchmark::State& bench, const std::string& algorithm) {
   Setup& s = setup(algorithm);
   s.batch->set_threads(static_cast<unsigned>(bench.range(0)));
   std::vector<double> outputs(rows * s.batch->output_count());
-  for (auto _ : bench) s.batch->evaluate(s.states, outputs);
-  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+  timed(bench, [&] { s.batch->evaluate(s.states, outputs); });
 }
 
 void file(benchmark::State& bench, const std::string& algorithm, const char* input, const char* output) {
   Setup& s = setup(algorithm);
   s.batch->set_threads(static_cast<unsigned>(bench.range(0)));
-  for (auto _ : bench) evaluate_file(*s.batch, s.dir / input, s.dir / output, algorithm);
-  bench.SetItemsProcessed(static_cast<std::int64_t>(bench.iterations() * rows));
+  timed(bench, [&] { evaluate_file(*s.batch, s.dir / input, s.dir / output, algorithm); });
 }
 
 // The fastest repetition of each benchmark in wall-clock time (the threads' work is not in
@@ -118,10 +134,16 @@ class WallClockReporter : public benchmark::ConsoleReporter {
       const double time = run.GetAdjustedRealTime() * 1e6;  // ms -> ns
       const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
       if (!inserted) entry->second = std::min(entry->second, time);
+      const auto counter = run.counters.find("cpu_ns_per_row");
+      if (counter != run.counters.end()) {
+        const auto [cpu_entry, cpu_inserted] = cpu_per_row.emplace(run.benchmark_name(), counter->second.value);
+        if (!cpu_inserted) cpu_entry->second = std::min(cpu_entry->second, counter->second.value);
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  std::map<std::string, double> times;  // nanoseconds
+  std::map<std::string, double> times;        // nanoseconds, wall clock
+  std::map<std::string, double> cpu_per_row;  // nanoseconds of CPU (all threads) per row
 };
 
 }  // namespace
@@ -140,16 +162,23 @@ int main(int argc, char** argv) {
     const auto found = reporter.times.find(name);
     return found == reporter.times.end() ? 0.0 : found->second;
   };
-  std::printf("\n| algorithm | kernel sum (rows/s) | batch 1 thread / kernel sum | .npy 1 thread / kernel sum | CSV rows/s, 1 thread | "
-              "scaling on 2 threads: batch, .npy, CSV |\n|---|---|---|---|---|---|\n");
+  const auto c = [&](const std::string& name) {
+    const auto found = reporter.cpu_per_row.find(name);
+    return found == reporter.cpu_per_row.end() ? 0.0 : found->second;
+  };
+  // Per core: CPU time summed over the threads, so that other work on the machine does not
+  // count; scaling: wall clock on 1 thread over wall clock on 2.
+  std::printf("\n| algorithm | kernel sum: rows/s per core | batch / kernel sum (CPU) | .npy / kernel sum (CPU) | "
+              ".npy rows/s per core | CSV rows/s per core | scaling on 2 threads (wall): batch, .npy, CSV |\n"
+              "|---|---|---|---|---|---|---|\n");
   for (const std::string algorithm : {"rnea", "aba"}) {
     const std::string p = "iiwa/" + algorithm + "/";
-    const double kernel = t(p + "kernel-sum/real_time");
+    const double kernel = c(p + "kernel-sum/real_time");
     if (kernel == 0.0) continue;
-    std::printf("| %s | %.0f | %.2f | %.2f | %.0f | %.2f, %.2f, %.2f |\n", algorithm.c_str(), rows / kernel * 1e9,
-                t(p + "batch/1/real_time") / kernel, t(p + "npy/1/real_time") / kernel, rows / t(p + "csv/1/real_time") * 1e9,
-                t(p + "batch/1/real_time") / t(p + "batch/2/real_time"), t(p + "npy/1/real_time") / t(p + "npy/2/real_time"),
-                t(p + "csv/1/real_time") / t(p + "csv/2/real_time"));
+    std::printf("| %s | %.0f | %.2f | %.2f | %.0f | %.0f | %.2f, %.2f, %.2f |\n", algorithm.c_str(), 1e9 / kernel,
+                c(p + "batch/1/real_time") / kernel, c(p + "npy/1/real_time") / kernel, 1e9 / c(p + "npy/1/real_time"),
+                1e9 / c(p + "csv/1/real_time"), t(p + "batch/1/real_time") / t(p + "batch/2/real_time"),
+                t(p + "npy/1/real_time") / t(p + "npy/2/real_time"), t(p + "csv/1/real_time") / t(p + "csv/2/real_time"));
   }
   return 0;
 }

@@ -60,6 +60,16 @@ TEST_CASE("a plugin built with another Eigen alignment is refused before registr
   CHECK(registry.components().empty());
 }
 
+TEST_CASE("a plugin built for another instruction set (LIEMBS_ARCH, -march) is refused", "[registry]") {
+  Registry registry;
+  registry.append_search_path({{broken("isa-mismatch"), "test", true}});
+  CHECK_THROWS_WITH(registry.load(), Contains("liembs-isa-mismatch.so") && Contains("ABI mismatch in 'isa'") &&
+                                         Contains("this liembs with " LIEMBS_ABI_ISA));
+  CHECK(registry.components().empty());
+  CHECK_THAT(Registry::compare_fingerprints("isa=x86-64;eigen_max_align_bytes=16", "isa=x86-64+avx;eigen_max_align_bytes=32"),
+             Contains("'isa'") && Contains("'eigen_max_align_bytes'"));
+}
+
 TEST_CASE("missing entry symbol, non-library file and missing path are errors naming the file", "[registry]") {
   Registry missing_entry;
   missing_entry.append_search_path({{broken("missing-entry"), "test", true}});

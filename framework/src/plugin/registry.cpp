@@ -129,17 +129,17 @@ std::map<std::string, std::string> parse_fingerprint(std::string_view text) {
 
 std::string Registry::compare_fingerprints(std::string_view host, std::string_view plugin) {
   const auto host_items = parse_fingerprint(host), plugin_items = parse_fingerprint(plugin);
+  std::string mismatches;  // every item that differs, so that e.g. an -march mismatch shows both isa and alignment
+  const auto add = [&](const std::string& text) { mismatches += (mismatches.empty() ? "" : "; ") + text; };
   for (const auto& [item, value] : host_items) {
     const auto found = plugin_items.find(item);
     const std::string plugin_value = found == plugin_items.end() ? "(absent)" : found->second;
     if (plugin_value != value)
-      return "ABI mismatch in '" + item + "': plugin built with " + plugin_value +
-             ", this liembs with " + value;
+      add("ABI mismatch in '" + item + "': plugin built with " + plugin_value + ", this liembs with " + value);
   }
   for (const auto& [item, value] : plugin_items)
-    if (!host_items.count(item))
-      return "ABI mismatch: plugin has item '" + item + "' (" + value + ") unknown to this liembs";
-  return "";
+    if (!host_items.count(item)) add("ABI mismatch: plugin has item '" + item + "' (" + value + ") unknown to this liembs");
+  return mismatches;
 }
 
 void Registry::load() {

@@ -9,15 +9,42 @@
 #define LIEMBS_ABI_STR2(x) #x
 #define LIEMBS_ABI_STR(x) LIEMBS_ABI_STR2(x)
 
-#if defined(__AVX512F__)
-#define LIEMBS_ABI_ISA "avx512f"
-#elif defined(__AVX2__) && defined(__FMA__)
-#define LIEMBS_ABI_ISA "avx2+fma"
-#elif defined(__AVX__)
-#define LIEMBS_ABI_ISA "avx"
+// The instruction set the code was compiled for (-march; LIEMBS_ARCH in CMake): the
+// architecture and the vector and FMA extensions that change Eigen's code and alignment.
+#if defined(__x86_64__)
+#define LIEMBS_ABI_ISA_ARCH "x86-64"
+#elif defined(__aarch64__)
+#define LIEMBS_ABI_ISA_ARCH "aarch64"
 #else
-#define LIEMBS_ABI_ISA "baseline"
+#define LIEMBS_ABI_ISA_ARCH "other"
 #endif
+#if defined(__SSE4_2__)
+#define LIEMBS_ABI_ISA_SSE4 "+sse4.2"
+#else
+#define LIEMBS_ABI_ISA_SSE4 ""
+#endif
+#if defined(__AVX__)
+#define LIEMBS_ABI_ISA_AVX "+avx"
+#else
+#define LIEMBS_ABI_ISA_AVX ""
+#endif
+#if defined(__AVX2__)
+#define LIEMBS_ABI_ISA_AVX2 "+avx2"
+#else
+#define LIEMBS_ABI_ISA_AVX2 ""
+#endif
+#if defined(__FMA__)
+#define LIEMBS_ABI_ISA_FMA "+fma"
+#else
+#define LIEMBS_ABI_ISA_FMA ""
+#endif
+#if defined(__AVX512F__)
+#define LIEMBS_ABI_ISA_AVX512 "+avx512f"
+#else
+#define LIEMBS_ABI_ISA_AVX512 ""
+#endif
+#define LIEMBS_ABI_ISA \
+  LIEMBS_ABI_ISA_ARCH LIEMBS_ABI_ISA_SSE4 LIEMBS_ABI_ISA_AVX LIEMBS_ABI_ISA_AVX2 LIEMBS_ABI_ISA_FMA LIEMBS_ABI_ISA_AVX512
 
 #if defined(_GLIBCXX_USE_CXX11_ABI)
 #define LIEMBS_ABI_CXX11 LIEMBS_ABI_STR(_GLIBCXX_USE_CXX11_ABI)

@@ -58,7 +58,7 @@ class Registry {
                                               const ConfigTable& options) const;
 
   // Compares two fingerprints item by item; returns "" when they agree, else a message
-  // naming the first item that differs with both values.
+  // naming every item that differs with both values.
   static std::string compare_fingerprints(std::string_view host, std::string_view plugin);
 
  private:
