@@ -129,7 +129,8 @@ void add_composite_joint(const std::string& name, const std::string& type, const
     }
   };
   const Vec3 axis_i = data.a_bar_i.normalized(), axis_j = data.a_bar_j.normalized();
-  const auto [u1, u2] = perpendiculars(axis_i);
+  const std::pair<Vec3, Vec3> perpendicular = perpendiculars(axis_i);
+  const Vec3 &u1 = perpendicular.first, &u2 = perpendicular.second;  // clang 14 cannot capture bindings
   auto perpendicular1 = [&] {
     dp1(u1, axis_j);
     dp1(u2, axis_j);

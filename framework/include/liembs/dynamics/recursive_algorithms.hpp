@@ -402,8 +402,12 @@ class RecursiveDynamics final : public TreeDynamics {
     const Pose& parent_pose = p >= 0 ? pose_[static_cast<std::size_t>(p)] : base_pose_;
     const auto i = static_cast<Eigen::Index>(k);
     // The joint pose is written in place: into T_i when T_i is its adjoint (body-fixed).
-    Pose* relative_slot = &relative_[k];
-    if constexpr (Policy::transform_is_relative_pose) relative_slot = &T_[k].C;
+    // (relative_ is empty then: not even its element's address may be formed.)
+    Pose* relative_slot;
+    if constexpr (Policy::transform_is_relative_pose)
+      relative_slot = &T_[k].C;
+    else
+      relative_slot = &relative_[k];
     const Pose& relative = *relative_slot;
     joint_pose(k, state.q(i), *relative_slot);
     if (Policy::needs_world_pose || world_pose) se3::compose_into(parent_pose, relative, pose_[k]);
