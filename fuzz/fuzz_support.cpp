@@ -34,8 +34,6 @@ void expect_clean(const std::function<void()>& load) {
   }
 }
 
-namespace {
-
 Registry& build_tree_registry() {
   static Registry* registry = [] {
     auto* created = new Registry();  // lives as long as the process: components' code is in its libraries
@@ -45,8 +43,6 @@ Registry& build_tree_registry() {
   }();
   return *registry;
 }
-
-}  // namespace
 
 void validate_toml(std::string_view text, const std::filesystem::path& document_path) {
   Registry& registry = build_tree_registry();

@@ -10,6 +10,10 @@
 #include <string>
 #include <string_view>
 
+namespace liembs {
+class Registry;
+}
+
 namespace liembs::fuzz {
 
 // The bytes as text.
@@ -18,6 +22,9 @@ std::string_view as_text(const std::uint8_t* data, std::size_t size);
 // Runs `load`, returns normally when it succeeds or throws a liembs::Error, and aborts with
 // the exception's type and message otherwise (libFuzzer then saves the input).
 void expect_clean(const std::function<void()>& load);
+
+// A registry on the build tree's plugin folder, loaded once; it lives as long as the process.
+Registry& build_tree_registry();
 
 // Loads TOML text as `liembs validate` does (ConfigDocument, model build, every component
 // created, unused keys rejected), with the build tree's plugins loaded once per process.
