@@ -1,4 +1,5 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/error.hpp>
@@ -11,6 +12,7 @@ namespace liembs {
 
 TreeDynamics::~TreeDynamics() = default;
 TreeDerivatives::~TreeDerivatives() = default;
+HigherOrderDynamics::~HigherOrderDynamics() = default;
 
 namespace {
 

@@ -31,6 +31,8 @@ namespace liembs {
 
 template <class Policy>
 class RecursiveDerivatives;  // derivative_algorithms.hpp: uses the joint poses and tree data below
+template <class Policy>
+class RecursiveHigherOrder;  // higher_order_algorithms.hpp: the same
 
 template <class Policy>
 class RecursiveDynamics final : public TreeDynamics {
@@ -306,6 +308,7 @@ class RecursiveDynamics final : public TreeDynamics {
 
  private:
   friend class RecursiveDerivatives<Policy>;
+  friend class RecursiveHigherOrder<Policy>;
 
   int base_offset() const { return nodes_.floating_base ? 6 : 0; }
 

@@ -1,9 +1,11 @@
 #pragma once
 // The Representation component of a policy: what a representation plugin registers. It
-// binds the recursive algorithms (recursive_algorithms.hpp) and their derivatives
-// (derivative_algorithms.hpp) instantiated with the policy, so a third-party policy written
-// against representations.hpp gets both.
+// binds the recursive algorithms (recursive_algorithms.hpp), their derivatives
+// (derivative_algorithms.hpp) and their higher-order time derivatives
+// (higher_order_algorithms.hpp) instantiated with the policy, so a third-party policy written
+// against representations.hpp gets all three.
 #include <liembs/dynamics/derivative_algorithms.hpp>
+#include <liembs/dynamics/higher_order_algorithms.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
 #include <liembs/plugin/representation.hpp>
 
@@ -17,6 +19,9 @@ class RepresentationComponent final : public Representation {
   }
   std::unique_ptr<TreeDerivatives> bind_derivatives(std::shared_ptr<const KinematicTree> tree) const override {
     return std::make_unique<RecursiveDerivatives<Policy>>(std::move(tree));
+  }
+  std::unique_ptr<HigherOrderDynamics> bind_higher_order(std::shared_ptr<const KinematicTree> tree, int max_order) const override {
+    return std::make_unique<RecursiveHigherOrder<Policy>>(std::move(tree), max_order);
   }
   Vec6 twist_from_body(const Pose& pose, const Vec6& body_twist) const override {
     return Policy::from_body(pose, body_twist);

@@ -1,0 +1,543 @@
+#pragma once
+// Higher-order time derivatives of the dynamics of a tree (paper 003, reference note
+// 003-higher-order.md): H-GRNE (inverse dynamics, Algorithms 1-2), H-GABI (forward dynamics,
+// Algorithm 3) and H-GHYB (hybrid dynamics, Algorithm 4), for any order r chosen per call,
+// written once over a representation policy and instantiated by the representation plugins
+// (representation_component.hpp). O(n r^2); per-node data in preallocated arrays sized for
+// the largest order seen (grown only when a call asks for more); the only virtual call is
+// the HigherOrderDynamics entry point.
+//
+// The recursions run in spatial (world-frame) twists, the paper's form, whatever the
+// representation: there the joint screws' derivatives are brackets (003 Alg. 1 line 10) and
+// the inertias' derivatives never need forming (below). The representation's kernels
+// (RecursiveDynamics<Policy>) give the joint poses. Per node i with parent p, binomials
+// C(n, k), and x^(k) the k-th time derivative:
+//   S_i^(k) = sum_{j<k} C(k-1, j) [V_p^(j), S_i^(k-1-j)]                      (Alg. 1, 10)
+//   V_i^(k) = V_p^(k) + sum_{j<=k} C(k, j) S_i^(j) q_i^(k-j+1)                  (Alg. 1, 10)
+//   M_i^(k) = -sum_{j<k} C(k-1, j) (M_i^(k-1-j) ad_{V_i^(j)} + ad^T_{V_i^(j)} M_i^(k-1-j))  (61)
+//   Pi_i^(k+1) = sum_{j<=k+1} C(k+1, j) M_i^(j) V_i^(k+1-j)                           (62)
+//   W_i^(k) = Pi_i^(k+1) - W_app^(k) + sum_children W_c^(k)                      (Alg. 2, 2)
+//   Q_i^(k) = sum_{m<=k} C(k, m) S_i^(k-m) . W_i^(m)                             (Alg. 2, 6)
+// A spatial inertia keeps the rigid-body form [[I, h~], [-h~, m 1]] along any motion, so
+// its derivatives are kept as 9 numbers each (m' = 0): for V = (w, v),
+//   h' = w x h + m v,   I' = w~ I - I w~ - (h~ v~ + v~ h~)                              (61)
+// (inertia_rate), never as 6x6 matrices.
+//
+// Gravity: the recursions run in a freely falling frame (translating with acceleration g,
+// momentarily at rest and coinciding with the world frame), where no gravity acts. Twists,
+// wrenches and inertias at the instant are the world's; their derivatives map by
+// A(t) = 1 - (t^2/2) ad_G, G = (0; g) (ad_G ad_G = 0):
+//   V*^(k) = V^(k) - [k = 1] G - C(k, 2) ad_G V^(k-2),  W^(k) = W*^(k) - C(k, 2) ad_G^T W*^(k-2).
+// At order 0 this is the root acceleration (0; -g) of 000 rule R3. Joint forces are pairings
+// of a screw with a wrench and do not change.
+//
+// The floating base's rows are body-frame (higher_order_dynamics.hpp): its spatial twist
+// V^s = Ad_C V^b and wrench W^b = Ad_C^T W^s, whose derivatives need those of Ad_C:
+// transport_diagonal below.
+//
+// Forward and hybrid dynamics (Alg. 3, 4) with Lemma 2: W_i^(k) = M^A_i V_i^(k+1) + W^A_i^(k),
+// the articulated inertias M^A_i the same at every order, computed once per call; for
+// k = 0..r in turn, a backward pass gives the bias wrenches W^A^(k) and a forward pass
+// q^(k+2) and V^(k+1):
+//   V_i^(k+1) = V_p^(k+1) + S_i q_i^(k+2) + Vb_i^(k+1),  Vb_i^(k+1) = sum_{j>=1} C(k+1, j) S_i^(j) q_i^(k+2-j)   (66)
+//   Q_i^(k) = S_i . W_i^(k) + tau~_i^(k),   tau~_i^(k) = sum_{m<k} C(k, m) S_i^(k-m) . W_i^(m)                      (25)
+//   force-prescribed i:  q_i^(k+2) = (u_i - U_i . V_p^(k+1)) / D_i,  U_i = M^A_i S_i, D_i = S_i . U_i,
+//                        u_i = tau_i^(k) - tau~_i^(k) - S_i . W^A_i^(k) - U_i . Vb_i^(k+1)
+//   W^A_p^(k) = Pi_bias,p^(k+1) - W_app,p^(k) + sum_c (W^A_c^(k) + M^A_c Vb_c^(k+1) + U_c u_c / D_c)   (24)
+//   (a motion-prescribed child c adds W^A_c^(k) + M^A_c (S_c q_c^(k+2) + Vb_c^(k+1)) and its
+//   M^A_c unprojected, Alg. 4 line 2-3), Pi_bias^(k+1) = Pi^(k+1) - M V^(k+1) (65).
+#include <liembs/dynamics/higher_order_dynamics.hpp>
+#include <liembs/dynamics/recursive_algorithms.hpp>
+
+#include <Eigen/Cholesky>
+
+#include <string>
+
+namespace liembs {
+
+namespace higher_order_kernels {
+
+// Pascal's triangle up to row `rows - 1`.
+class Binomials {
+ public:
+  void resize(int rows) {
+    rows_ = rows;
+    table_.assign(static_cast<std::size_t>(rows * rows), 0.0);
+    for (int n = 0; n < rows; ++n) {
+      at(n, 0) = 1.0;
+      for (int k = 1; k <= n; ++k) at(n, k) = at(n - 1, k - 1) + (k < n ? at(n - 1, k) : 0.0);
+    }
+  }
+  LIEMBS_STRONG_INLINE double operator()(int n, int k) const { return table_[static_cast<std::size_t>(n * rows_ + k)]; }
+
+ private:
+  double& at(int n, int k) { return table_[static_cast<std::size_t>(n * rows_ + k)]; }
+  int rows_ = 0;
+  std::vector<double> table_;
+};
+
+// The derivatives of h(t) = X(t) f(t) for a matrix function with X' = B X (a change of
+// frame: X = Ad_C, Ad_C^T, Ad_C^-1 or Ad_C^-T, B = +-ad or +-ad^T of the base twist):
+// with h_m = X f^(m), h_m' = B h_m + h_{m+1}, so
+//   h_m^(j) = h_{m+1}^(j-1) + sum_{i<j} C(j-1, i) B^(i) h_m^(j-1-i).
+// The table holds h_m^(j) by anti-diagonals d = m + j; diagonal d gives h^(d) = h_0^(d) and
+// needs B^(0..d-1) only, so it also runs while B's derivatives are being found.
+class FrameTransport {
+ public:
+  void resize(int size) {
+    size_ = size;
+    table_.resize(static_cast<std::size_t>(size * size));
+  }
+  // h_m^(0) = X(t) f^(m)
+  Vec6& start(int m) { return at(m, 0); }
+  template <class Operator>  // op(i, x) = B^(i) x
+  const Vec6& diagonal(int d, const Binomials& C, const Operator& op) {
+    for (int j = 1; j <= d; ++j) {
+      const int m = d - j;
+      Vec6 sum = at(m + 1, j - 1);
+      for (int i = 0; i < j; ++i) sum += C(j - 1, i) * op(i, at(m, j - 1 - i));
+      at(m, j) = sum;
+    }
+    return at(0, d);
+  }
+
+ private:
+  Vec6& at(int m, int j) { return table_[static_cast<std::size_t>(m * size_ + j)]; }
+  int size_ = 0;
+  std::vector<Vec6> table_;
+};
+
+// ad_a^T x = -(-ad_a^T x)
+LIEMBS_STRONG_INLINE Vec6 coadjoint(const Vec6& a, const Vec6& x) { return -representations::momentum_rate_bias(a, x); }
+
+}  // namespace higher_order_kernels
+
+template <class Policy>
+class RecursiveHigherOrder final : public HigherOrderDynamics {
+ public:
+  explicit RecursiveHigherOrder(std::shared_ptr<const KinematicTree> tree, int max_order = 8)
+      : kernels_(std::move(tree)), nodes_(kernels_.nodes_), n_(nodes_.dof()) {
+    gravity_twist_ << 0.0, 0.0, 0.0, nodes_.gravity;
+    U_.resize(static_cast<std::size_t>(n_));
+    D_.resize(static_cast<std::size_t>(n_));
+    u_.resize(static_cast<std::size_t>(n_));
+    tau_tilde_.resize(static_cast<std::size_t>(n_));
+    articulated_.resize(static_cast<std::size_t>(n_ + 1));
+    all_force_.joint_motion.assign(static_cast<std::size_t>(n_), false);
+    reserve(std::max(max_order, 0));
+  }
+
+  std::string_view representation() const override { return Policy::name; }
+  const KinematicTree& tree() const override { return kernels_.tree(); }
+
+  void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
+    check(state, rates, "rates");
+    const int r = static_cast<int>(rates.cols()) - 1, K = r + 1, offset = base_offset();
+    reserve(r);
+    base_pose_ = nodes_.floating_base ? state.base : Pose{};
+    if (nodes_.floating_base) {
+      base_twist_from_rates(state, rates, K);
+      root_inertia();
+      for (int j = 1; j <= K; ++j) inertia_rate(root(), j);
+    } else {
+      fixed_root_motion(K);
+    }
+    for (int i = 0; i < n_; ++i) {
+      node_pose(i, state);
+      q(i, 1) = state.qd(i);
+      for (int m = 2; m <= K + 1; ++m) q(i, m) = rates(offset + i, m - 2);
+      for (int k = 0; k <= K; ++k) {
+        if (k > 0) screw_derivative(i, k);
+        V(i, k) = V(parent(i), k) + screw_terms(i, k, 0);
+      }
+      M(i, 0) = twist_transforms::Adjoint::congruence(kernels_.pose_[ui(i)], kernels_.rigid_[ui(i)]);
+      for (int j = 1; j <= K; ++j) inertia_rate(i, j);
+    }
+    // W_i^(k) = Pi_i^(k+1) - W_app^(k), then the subtree sums (003 Alg. 2, line 2).
+    for (int i = 0; i <= n_; ++i)
+      for (int k = 0; k <= r; ++k) W(i, k) = M(i, 0) * V(i, k + 1) + momentum_bias(i, k + 1);
+    for (int k = 0; k <= r; ++k) subtract_loads(k, W_);
+    forces.resize(nodes_.velocity_dimension(), r + 1);
+    for (int i = n_ - 1; i >= 0; --i) {
+      for (int k = 0; k <= r; ++k) {
+        forces(offset + i, k) = generalized_force(i, k, k);
+        W(parent(i), k) += W(i, k);
+      }
+    }
+    if (nodes_.floating_base)
+      for (int k = 0; k <= r; ++k) forces.col(k).head<6>() = base_wrench_to_body(k, W(root(), k));
+  }
+
+  void forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, Eigen::MatrixXd& rates) override {
+    hybrid_dynamics(state, all_force_, forces, rates, forward_forces_);
+  }
+
+  void hybrid_dynamics(const TreeState& state, const HybridSplit& split, const Eigen::MatrixXd& given,
+                       Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
+    check(state, given, "given derivatives");
+    if (split.joint_motion.size() != static_cast<std::size_t>(n_))
+      throw Error("the hybrid split names " + std::to_string(split.joint_motion.size()) + " degrees of freedom; the tree has " +
+                  std::to_string(n_));
+    const int r = static_cast<int>(given.cols()) - 1, offset = base_offset();
+    const bool floating = nodes_.floating_base, base_motion = floating && split.base_motion;
+    reserve(r);
+    rates.resize(nodes_.velocity_dimension(), r + 1);
+    forces.resize(nodes_.velocity_dimension(), r + 1);
+    base_pose_ = floating ? state.base : Pose{};
+    if (base_motion) {
+      base_twist_from_rates(state, given, r + 1);
+    } else if (floating) {
+      Vb_body(0) = state.base_twist;
+      Vs(0) = se3::Ad(state.base) * state.base_twist;
+      V(root(), 0) = Vs(0);
+      base_adjoint_inverse_ = se3::Ad_inverse(state.base);
+      for (int k = 0; k <= r; ++k) wrench_in_.start(k) = base_adjoint_inverse_.transpose() * given.col(k).head<6>();
+      twist_out_.start(0) = state.base_twist;
+    } else {
+      fixed_root_motion(r + 1);
+    }
+    if (floating) {
+      root_inertia();
+      articulated_[ui(root())] = M(root(), 0).matrix();
+      inertia_rate(root(), 1);
+      Pib(root(), 1) = momentum_bias(root(), 1);
+    } else {
+      articulated_[ui(root())].setZero();
+    }
+    // Order-independent part: poses, screws, twists, S^(1), Vb^(1), momenta, M^A (Lemma 2).
+    for (int i = 0; i < n_; ++i) {
+      node_pose(i, state);
+      const double qd = state.qd(i);
+      q(i, 1) = qd;
+      V(i, 0) = V(parent(i), 0) + S(i, 0) * qd;
+      screw_derivative(i, 1);
+      Vbias(i, 1) = screw_terms(i, 1, 1);
+      M(i, 0) = twist_transforms::Adjoint::congruence(kernels_.pose_[ui(i)], kernels_.rigid_[ui(i)]);
+      inertia_rate(i, 1);
+      Pib(i, 1) = momentum_bias(i, 1);
+      articulated_[ui(i)] = M(i, 0).matrix();
+    }
+    articulated_inertias(split);
+    if (floating && !base_motion) {
+      base_factor_.compute(articulated_[ui(root())]);
+      if (base_factor_.info() != Eigen::Success || !(base_factor_.vectorD().minCoeff() > 0.0))
+        throw SimulationError("singular configuration: the articulated inertia of the floating base is not positive definite");
+    }
+    for (int k = 0; k <= r; ++k) {
+      // Backward: the bias wrenches W^A^(k) (24), Alg. 4 line 3.
+      for (int i = 0; i <= n_; ++i) WA(i, k) = Pib(i, k + 1);
+      subtract_loads(k, WA_);
+      for (int i = n_ - 1; i >= 0; --i) {
+        const auto k_i = ui(i);
+        tau_tilde_[k_i] = generalized_force(i, k, k - 1);
+        const Vec6& bias_twist = Vbias(i, k + 1);
+        Vec6 contribution = WA(i, k);
+        if (split.joint_motion[k_i]) {
+          contribution.noalias() += articulated_[k_i] * (S(i, 0) * given(offset + i, k) + bias_twist);
+        } else {
+          u_[k_i] = given(offset + i, k) - tau_tilde_[k_i] - S(i, 0).dot(WA(i, k)) - U_[k_i].dot(bias_twist);
+          contribution.noalias() += articulated_[k_i] * bias_twist;
+          contribution += U_[k_i] * (u_[k_i] / D_[k_i]);
+        }
+        if (nodes_.parent[k_i] >= 0 || floating) WA(parent(i), k) += contribution;
+      }
+      // The root: V_0^(k+1) from the base wrench, or the base wrench from V_0^(k+1).
+      if (base_motion) {
+        W(root(), k) = articulated_[ui(root())] * V(root(), k + 1) + WA(root(), k);
+        forces.col(k).head<6>() = base_wrench_to_body(k, W(root(), k));
+        rates.col(k).head<6>() = given.col(k).head<6>();
+      } else if (floating) {
+        base_twist_from_wrench(k);
+        forces.col(k).head<6>() = given.col(k).head<6>();
+        rates.col(k).head<6>() = Vb_body(k + 1);
+      }
+      if (floating && k < r) advance_momentum(root(), k);
+      // Forward: q^(k+2), V^(k+1), W^(k) (26), Alg. 4 line 5.
+      for (int i = 0; i < n_; ++i) {
+        const auto k_i = ui(i);
+        const Vec6& parent_rate = V(parent(i), k + 1);
+        const bool motion = split.joint_motion[k_i];
+        const double qk = motion ? given(offset + i, k) : (u_[k_i] - U_[k_i].dot(parent_rate)) / D_[k_i];
+        q(i, k + 2) = qk;
+        rates(offset + i, k) = qk;
+        V(i, k + 1) = parent_rate + S(i, 0) * qk + Vbias(i, k + 1);
+        W(i, k) = articulated_[k_i] * V(i, k + 1) + WA(i, k);
+        forces(offset + i, k) = motion ? S(i, 0).dot(W(i, k)) + tau_tilde_[k_i] : given(offset + i, k);
+        if (k < r) {  // what order k + 1 needs: M^(k+2), Pi_bias^(k+2), S^(k+2), Vb^(k+2)
+          advance_momentum(i, k);
+          screw_derivative(i, k + 2);
+          Vbias(i, k + 2) = screw_terms(i, k + 2, 1);
+        }
+      }
+    }
+  }
+
+  Mat6 base_articulated_inertia() const override {
+    if (!nodes_.floating_base) return Mat6::Zero();
+    const Mat6 Ad = se3::Ad(base_pose_);
+    return Ad.transpose() * articulated_[ui(n_)] * Ad;
+  }
+
+ private:
+  static std::size_t ui(int i) { return static_cast<std::size_t>(i); }
+  int base_offset() const { return nodes_.floating_base ? 6 : 0; }
+  int root() const { return n_; }
+  int parent(int i) const {
+    const int p = nodes_.parent[ui(i)];
+    return p >= 0 ? p : n_;
+  }
+
+  void check(const TreeState& state, const Eigen::MatrixXd& matrix, const char* what) const {
+    kernels_.check_sizes(state, nullptr, "");
+    if (matrix.rows() != nodes_.velocity_dimension() || matrix.cols() < 1)
+      throw Error(std::string(what) + " is " + std::to_string(matrix.rows()) + " x " + std::to_string(matrix.cols()) +
+                  "; expected " + std::to_string(nodes_.velocity_dimension()) + " rows (one per generalized velocity) and " +
+                  "one column per derivative order 0..r");
+  }
+
+  // Workspaces for orders up to r (kinematic order r + 1, q up to r + 2): grown only when a
+  // call asks for a higher order than any before.
+  void reserve(int r) {
+    if (r <= capacity_ && stride_ > 0) return;
+    capacity_ = std::max(r, capacity_);
+    stride_ = capacity_ + 3;
+    const auto sequences = static_cast<std::size_t>((n_ + 1) * stride_);
+    for (auto* sequence : {&S_, &V_, &Pib_, &Vbias_, &W_, &WA_}) sequence->assign(sequences, Vec6::Zero());
+    inertia_.assign(sequences, RigidInertia{});
+    q_.assign(static_cast<std::size_t>(n_ * stride_), 0.0);
+    base_sequence_.assign(static_cast<std::size_t>(4 * stride_), Vec6::Zero());
+    load_sequence_.assign(nodes_.loads.size() * static_cast<std::size_t>(stride_), Vec6::Zero());
+    C_.resize(stride_ + 1);
+    for (auto* transport : {&twist_in_, &wrench_out_, &wrench_in_, &twist_out_}) transport->resize(stride_);
+  }
+
+  // Per-node sequences: entry k of node i (the root is node n_).
+  Vec6& seq(std::vector<Vec6>& a, int i, int k) { return a[ui(i * stride_ + k)]; }
+  Vec6& S(int i, int k) { return seq(S_, i, k); }
+  Vec6& V(int i, int k) { return seq(V_, i, k); }
+  RigidInertia& M(int i, int k) { return inertia_[ui(i * stride_ + k)]; }
+  Vec6& Pib(int i, int k) { return seq(Pib_, i, k); }
+  Vec6& Vbias(int i, int k) { return seq(Vbias_, i, k); }
+  Vec6& W(int i, int k) { return seq(W_, i, k); }
+  Vec6& WA(int i, int k) { return seq(WA_, i, k); }
+  double& q(int i, int m) { return q_[ui(i * stride_ + m)]; }
+  // The floating base: spatial twist V^s, body twist V^b, spatial wrench W^s (real frame).
+  Vec6& Vs(int k) { return base_sequence_[ui(k)]; }
+  Vec6& Vb_body(int k) { return base_sequence_[ui(stride_ + k)]; }
+  Vec6& Ws(int k) { return base_sequence_[ui(2 * stride_ + k)]; }
+  Vec6& Wfalling(int k) { return base_sequence_[ui(3 * stride_ + k)]; }
+
+  // Pose and screw S^(0) of node i (its parent done), from the representation's kernels.
+  void node_pose(int i, const TreeState& state) {
+    const auto k = ui(i);
+    const int p = nodes_.parent[k];
+    kernels_.joint_pose(k, state.q(i), relative_);
+    se3::compose_into(p >= 0 ? kernels_.pose_[ui(p)] : base_pose_, relative_, kernels_.pose_[k]);
+    S(i, 0) = representations::world_screw(kernels_.pose_[k], kernels_.aligned_.axial[k]);
+  }
+
+  // S_i^(k) = sum_{j<k} C(k-1, j) [V_p^(j), S_i^(k-1-j)]   (003 Alg. 1, line 10)
+  LIEMBS_STRONG_INLINE void screw_derivative(int i, int k) {
+    const int p = parent(i);
+    Vec6 sum = se3::bracket(V(p, 0), S(i, k - 1));
+    for (int j = 1; j < k; ++j) sum += C_(k - 1, j) * se3::bracket(V(p, j), S(i, k - 1 - j));
+    S(i, k) = sum;
+  }
+  // sum_{j=first..k} C(k, j) S_i^(j) q_i^(k-j+1): V_i^(k) - V_p^(k) (first = 0) or Vb_i^(k) (first = 1, 66)
+  LIEMBS_STRONG_INLINE Vec6 screw_terms(int i, int k, int first) {
+    Vec6 sum = Vec6::Zero();
+    for (int j = first; j <= k; ++j) sum += (C_(k, j) * q(i, k - j + 1)) * S(i, j);
+    return sum;
+  }
+  // M_i^(j) from M_i^(0..j-1) and V_i^(0..j-1) (61), as h and I (m' = 0):
+  //   h' = w x h + m v,  I' = w~ I - I w~ - (h~ v~ + v~ h~) = T + T^T - (v h^T + h v^T) + 2 (h . v) 1, T = w~ I.
+  LIEMBS_STRONG_INLINE void inertia_rate(int i, int j) {
+    RigidInertia out;
+    out.m = 0.0;
+    for (int l = 0; l < j; ++l) {
+      const double c = C_(j - 1, l);
+      const Vec6& twist = V(i, l);
+      const RigidInertia& Ml = M(i, j - 1 - l);
+      const Vec3 w = twist.head<3>(), v = twist.tail<3>();
+      out.h += c * (w.cross(Ml.h) + Ml.m * v);
+      const Mat3 T = twist_transforms::hat_times(w, Ml.I);
+      const Mat3 hv = v * Ml.h.transpose();
+      out.I += c * (T + T.transpose() - hv - hv.transpose() + (2.0 * Ml.h.dot(v)) * Mat3::Identity());
+    }
+    M(i, j) = out;
+  }
+  // Pi_bias^(k) = Pi^(k) - M V^(k) = sum_{j=1..k} C(k, j) M^(j) V^(k-j)   (65)
+  LIEMBS_STRONG_INLINE Vec6 momentum_bias(int i, int k) {
+    Vec6 sum = Vec6::Zero();
+    for (int j = 1; j <= k; ++j) sum += C_(k, j) * (M(i, j) * V(i, k - j));
+    return sum;
+  }
+  // With V^(k+1) known: M^(k+2) and Pi_bias^(k+2), what order k + 1 needs.
+  LIEMBS_STRONG_INLINE void advance_momentum(int i, int k) {
+    inertia_rate(i, k + 2);
+    Pib(i, k + 2) = momentum_bias(i, k + 2);
+  }
+  // Q_i^(k) restricted to m <= last: sum_{m<=last} C(k, m) S_i^(k-m) . W_i^(m)  (Alg. 2 line 6; tau~ of (25) for last = k-1)
+  LIEMBS_STRONG_INLINE double generalized_force(int i, int k, int last) {
+    double sum = 0.0;
+    for (int m = 0; m <= last; ++m) sum += C_(k, m) * S(i, k - m).dot(W(i, m));
+    return sum;
+  }
+
+  void root_inertia() {
+    M(root(), 0) = twist_transforms::Adjoint::congruence(base_pose_, kernels_.base_rigid_);
+  }
+
+  // A fixed base in the falling frame: V_0^(1) = -G, all else zero.
+  void fixed_root_motion(int K) {
+    for (int k = 0; k <= K; ++k) V(root(), k).setZero();
+    V(root(), 1) = -gravity_twist_;
+    for (int k = 0; k <= K + 1; ++k) {
+      M(root(), k) = RigidInertia{};
+      Pib(root(), k).setZero();
+    }
+  }
+
+  // Falling frame (see the top of this file): V*^(k) from V^(k) and back, W^(k) from W*^(k) and back.
+  Vec6 falling_twist(int k, const Vec6* real) const {
+    Vec6 out = real[k];
+    if (k == 1) out -= gravity_twist_;
+    if (k >= 2) out -= C_(k, 2) * se3::bracket(gravity_twist_, real[k - 2]);
+    return out;
+  }
+  Vec6 real_twist(int k, const Vec6* falling) const {
+    Vec6 out = falling[k];
+    if (k == 1) out += gravity_twist_;
+    if (k >= 2) out += C_(k, 2) * se3::bracket(gravity_twist_, falling[k - 2]);
+    return out;
+  }
+
+  // The floating base's motion from its body twist derivatives: V^b^(0) = the state's,
+  // V^b^(k) = rates column k-1 (k = 1..K); V^s = Ad_C V^b with (Ad_C)' = ad_{V^s} Ad_C;
+  // then the falling frame.
+  void base_twist_from_rates(const TreeState& state, const Eigen::MatrixXd& rates, int K) {
+    const Mat6 Ad = se3::Ad(state.base);
+    for (int k = 0; k <= K; ++k) {
+      Vb_body(k) = k == 0 ? Vec6(state.base_twist) : Vec6(rates.col(k - 1).head<6>());
+      twist_in_.start(k) = Ad * Vb_body(k);
+    }
+    Vs(0) = twist_in_.start(0);
+    for (int k = 1; k <= K; ++k)
+      Vs(k) = twist_in_.diagonal(k, C_, [this](int j, const Vec6& x) -> Vec6 { return se3::bracket(Vs(j), x); });
+    for (int k = 0; k <= K; ++k) V(root(), k) = falling_twist(k, &Vs(0));
+  }
+
+  // W^b^(k) of the floating base from its falling-frame spatial wrench W*^(k) (orders 0..k-1
+  // given before): W^s = A^T W*, W^b = Ad_C^T W^s with (Ad_C^T)' = ad^T_{V^b} Ad_C^T.
+  Vec6 base_wrench_to_body(int k, const Vec6& falling) {
+    Wfalling(k) = falling;
+    Ws(k) = falling;
+    if (k >= 2) Ws(k) -= C_(k, 2) * higher_order_kernels::coadjoint(gravity_twist_, Wfalling(k - 2));
+    if (k == 0) base_adjoint_ = se3::Ad(base_pose_);
+    wrench_out_.start(k) = base_adjoint_.transpose() * Ws(k);
+    return wrench_out_.diagonal(k, C_, [this](int j, const Vec6& x) -> Vec6 { return higher_order_kernels::coadjoint(Vb_body(j), x); });
+  }
+
+  // Forward dynamics of the floating base at order k: W^s^(k) = (Ad_C^-T W^b)^(k) with
+  // (Ad_C^-T)' = -ad^T_{V^s} Ad_C^-T, the falling frame, V*^(k+1) = (M^A_0)^-1 (W*^(k) - W^A_0^(k))
+  // (Alg. 3 line 6), back to the world and to V^b^(k+1) = (Ad_C^-1 V^s)^(k+1) with
+  // (Ad_C^-1)' = -ad_{V^b} Ad_C^-1.
+  void base_twist_from_wrench(int k) {
+    Ws(k) = wrench_in_.diagonal(k, C_, [this](int j, const Vec6& x) -> Vec6 { return representations::momentum_rate_bias(Vs(j), x); });
+    Vec6 falling = Ws(k);
+    if (k >= 2) falling += C_(k, 2) * higher_order_kernels::coadjoint(gravity_twist_, Ws(k - 2));
+    V(root(), k + 1) = base_factor_.solve(falling - WA(root(), k));
+    Vs(k + 1) = real_twist(k + 1, &V(root(), 0));
+    twist_out_.start(k + 1) = base_adjoint_inverse_ * Vs(k + 1);
+    Vb_body(k + 1) = twist_out_.diagonal(k + 1, C_, [this](int j, const Vec6& x) -> Vec6 { return -se3::bracket(Vb_body(j), x); });
+  }
+
+  // M^A, leaves first (23; Alg. 4 line 2): force-prescribed children projected, motion-
+  // prescribed ones added whole. D_i = S_i . M^A_i S_i must not vanish.
+  void articulated_inertias(const HybridSplit& split) {
+    const bool floating = nodes_.floating_base;
+    for (int i = n_ - 1; i >= 0; --i) {
+      const auto k = ui(i);
+      const bool to_parent = nodes_.parent[k] >= 0 || floating;
+      Mat6& parent_inertia = articulated_[ui(parent(i))];
+      if (split.joint_motion[k]) {
+        if (to_parent) parent_inertia += articulated_[k];
+        continue;
+      }
+      U_[k] = articulated_[k] * S(i, 0);
+      D_[k] = S(i, 0).dot(U_[k]);
+      if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].diagonal().sum())))
+        throw SimulationError("singular configuration: the articulated inertia of degree of freedom '" + nodes_.dof_names[k] +
+                              "' vanishes (aligned joint axes?)");
+      if (to_parent) {
+        parent_inertia += articulated_[k];
+        parent_inertia.noalias() -= U_[k] * (U_[k].transpose() / D_[k]);
+      }
+    }
+  }
+
+  // Subtracts the k-th derivative of the model's constant loads from `target` (W or W^A),
+  // in the falling frame: a body-frame load W^s = Ad_C^-T W^b has W^s' = -ad^T_V W^s (68);
+  // a world-frame load (moment m, force f at the body point x) is (m + x x f, f), with
+  // x' = w x x + v for the node's twist (w, v).
+  void subtract_loads(int k, std::vector<Vec6>& target) {
+    for (std::size_t l = 0; l < nodes_.loads.size(); ++l) {
+      const auto& load = nodes_.loads[l];
+      const int node = load.node >= 0 ? load.node : root();
+      Vec6* sequence = &load_sequence_[l * ui(stride_)];
+      Vec6 wrench;
+      if (load.world_frame) {
+        const Vec3 force = load.wrench.tail<3>();
+        Vec3 x;
+        if (k == 0) {
+          const Pose& frame = load.node >= 0 ? kernels_.pose_[ui(load.node)] : base_pose_;
+          x = frame.R * load.point + frame.r;
+          wrench << load.wrench.head<3>() + x.cross(force), force;
+        } else {
+          const Vec6& twist = V(node, k - 1);  // x' = w x x + v
+          x = twist.tail<3>();
+          for (int j = 0; j < k; ++j) {
+            const Vec6& rate = V(node, j);
+            const Vec3 point = sequence[k - 1 - j].head<3>();
+            x += C_(k - 1, j) * rate.head<3>().cross(point);
+          }
+          wrench << x.cross(force), Vec3::Zero();
+        }
+        sequence[k].head<3>() = x;
+      } else {
+        if (k == 0) {
+          const Pose& frame = load.node >= 0 ? kernels_.pose_[ui(load.node)] : base_pose_;
+          wrench = se3::Ad_inverse(frame).transpose() * load.wrench;
+        } else {
+          wrench.setZero();
+          for (int j = 0; j < k; ++j) wrench += C_(k - 1, j) * representations::momentum_rate_bias(V(node, j), sequence[k - 1 - j]);
+        }
+        sequence[k] = wrench;
+      }
+      seq(target, node, k) -= wrench;
+    }
+  }
+
+  RecursiveDynamics<Policy> kernels_;  // the representation's joint poses and tree data
+  const KinematicTree& nodes_;         // the aligned tree the kernels work in
+  int n_ = 0;
+  int capacity_ = -1, stride_ = 0;
+  higher_order_kernels::Binomials C_;
+  Vec6 gravity_twist_ = Vec6::Zero();  // G = (0; g)
+  Pose base_pose_, relative_;
+  Mat6 base_adjoint_ = Mat6::Identity(), base_adjoint_inverse_ = Mat6::Identity();
+  // Per node (and the root as node n_), stride_ entries each.
+  std::vector<Vec6> S_, V_, Pib_, Vbias_, W_, WA_;
+  std::vector<double> q_;
+  std::vector<Vec6> base_sequence_, load_sequence_;
+  std::vector<RigidInertia> inertia_;  // M^(k): spatial inertias and their derivatives (m = 0 for k > 0)
+  std::vector<Mat6> articulated_;
+  std::vector<Vec6> U_;
+  std::vector<double> D_, u_, tau_tilde_;
+  Eigen::LDLT<Mat6> base_factor_;
+  higher_order_kernels::FrameTransport twist_in_, wrench_out_, wrench_in_, twist_out_;
+  HybridSplit all_force_;
+  Eigen::MatrixXd forward_forces_;
+};
+
+}  // namespace liembs

@@ -1,0 +1,208 @@
+// `liembs eval` with the higher-order algorithms (docs/higher-order.md): the documented
+// columns, agreement with rnea at order 0, the H-GRNE -> H-GABI round trip through CSV files
+// on the paper's aerial manipulator, hybrid dynamics with prescribed joints, and the errors
+// of [algorithm] order / prescribed / base naming the key.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+fs::path folder(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("liembs-higher-order-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Result run_liembs(const std::string& arguments) {
+  const fs::path dir = folder("io");
+  const std::string command = "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" + (dir / "out").string() +
+                              "' 2>'" + (dir / "err").string() + "'";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(dir / "out"), read_text(dir / "err")};
+}
+
+// Header and first data row of a CSV text.
+std::pair<std::vector<std::string>, std::vector<double>> first_row(const std::string& csv) {
+  std::stringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  std::vector<std::string> names;
+  std::vector<double> values;
+  std::stringstream h(header), v(row);
+  for (std::string field; std::getline(h, field, ',');) names.push_back(field);
+  for (std::string field; std::getline(v, field, ',');) values.push_back(std::stod(field));
+  return {names, values};
+}
+double value_of(const std::pair<std::vector<std::string>, std::vector<double>>& row, const std::string& column) {
+  for (std::size_t c = 0; c < row.first.size(); ++c)
+    if (row.first[c] == column) return row.second.at(c);
+  FAIL("no column " << column);
+  return 0.0;
+}
+
+const std::string pendulum = "'" LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml'";
+const std::string aerial = "'" LIEMBS_SOURCE_DIR "/configs/paper-003/aerial-manipulator.toml'";
+
+}  // namespace
+
+TEST_CASE("eval higher-order-rnea: documented columns, order 0 equal to rnea", "[cli][eval][higher-order]") {
+  const fs::path dir = folder("columns");
+  const Result columns = run_liembs("eval " + pendulum + " --set algorithm.name=higher-order-rnea --set algorithm.order=1 --columns");
+  INFO(columns.err);
+  REQUIRE(columns.status == 0);
+  CHECK_THAT(columns.out, Contains("inputs: q.shoulder q.elbow qd.shoulder qd.elbow q.shoulder.d2 q.elbow.d2 q.shoulder.d3 q.elbow.d3\n"));
+  CHECK_THAT(columns.out, Contains("outputs: tau.shoulder.d0 tau.elbow.d0 tau.shoulder.d1 tau.elbow.d1\n"));
+  std::ofstream(dir / "in.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,q.shoulder.d2,q.elbow.d2,qdd.shoulder,qdd.elbow\n"
+                                << "0.1,0.2,0.3,0.4,0.5,0.6,0.5,0.6\n";
+  const auto eval = [&](const std::string& settings, const char* output) {
+    const Result r = run_liembs("eval " + pendulum + " " + settings + " --states '" + (dir / "in.csv").string() + "' --output '" +
+                                (dir / output).string() + "'");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return first_row(read_text(dir / output));
+  };
+  const auto higher = eval("--set algorithm.name=higher-order-rnea --set algorithm.order=0", "higher.csv");
+  const auto rnea = eval("--set algorithm.name=rnea", "rnea.csv");
+  for (const char* joint : {"shoulder", "elbow"})
+    CHECK(std::abs(value_of(higher, std::string("tau.") + joint + ".d0") - value_of(rnea, std::string("tau.") + joint)) < 1e-12);
+}
+
+TEST_CASE("eval: H-GRNE of order 5 fed to H-GABI returns the input derivatives on the aerial manipulator",
+          "[cli][eval][higher-order][paper-003]") {
+  const fs::path dir = folder("round-trip");
+  const Result columns = run_liembs("eval " + aerial + " --columns");
+  REQUIRE(columns.status == 0);
+  std::stringstream inputs(columns.out.substr(columns.out.find(':') + 1, columns.out.find('\n') - columns.out.find(':') - 1));
+  std::vector<std::string> names;
+  for (std::string name; inputs >> name;) names.push_back(name);
+  REQUIRE(names.size() == 7 + 6 + 6 + 6 + 12 * 6);  // pose, q, base twist, qd, u^(1..6)
+  {
+    std::ofstream out(dir / "states.csv");
+    for (std::size_t c = 0; c < names.size(); ++c) out << (c ? "," : "") << names[c];
+    out << "\n";
+    for (std::size_t c = 0; c < names.size(); ++c)
+      out << (c ? "," : "") << (names[c] == "base.qw" ? 0.9 : c < 7 ? 0.1 : 0.05 * std::sin(1.0 + static_cast<double>(c)));
+    out << "\n";
+  }
+  const Result id = run_liembs("eval " + aerial + " --states '" + (dir / "states.csv").string() + "' --output '" +
+                               (dir / "forces.csv").string() + "'");
+  INFO(id.err);
+  REQUIRE(id.status == 0);
+  // H-GABI's inputs: the state columns of states.csv and the forces H-GRNE wrote.
+  const auto states = first_row(read_text(dir / "states.csv")), forces = first_row(read_text(dir / "forces.csv"));
+  {
+    std::ofstream out(dir / "fd.csv");
+    out << std::setprecision(17);
+    for (std::size_t c = 0; c < 25; ++c) out << states.first[c] << ",";
+    for (std::size_t c = 0; c < forces.first.size(); ++c) out << forces.first[c] << (c + 1 < forces.first.size() ? "," : "\n");
+    for (std::size_t c = 0; c < 25; ++c) out << states.second[c] << ",";
+    for (std::size_t c = 0; c < forces.second.size(); ++c) out << forces.second[c] << (c + 1 < forces.second.size() ? "," : "\n");
+  }
+  const Result fd = run_liembs("eval " + aerial + " --set algorithm.name=higher-order-aba --states '" + (dir / "fd.csv").string() +
+                               "' --output '" + (dir / "rates.csv").string() + "'");
+  INFO(fd.err);
+  REQUIRE(fd.status == 0);
+  const auto rates = first_row(read_text(dir / "rates.csv"));
+  int compared = 0;
+  for (const std::string& name : names)
+    if (name.find(".d") != std::string::npos) {  // the derivative columns
+      INFO(name);
+      CHECK(std::abs(value_of(rates, name) - value_of(states, name)) < 1e-9 * (1.0 + std::abs(value_of(states, name))));
+      ++compared;
+    }
+  CHECK(compared == 72);
+}
+
+TEST_CASE("eval hybrid-dynamics: prescribed joints give their forces, the others their accelerations",
+          "[cli][eval][higher-order]") {
+  const fs::path dir = folder("hybrid");
+  const Result columns = run_liembs("eval " + pendulum +
+                                    " --set algorithm.name=hybrid-dynamics --set algorithm.order=0 --set 'algorithm.prescribed=[\"elbow\"]' --columns");
+  INFO(columns.err);
+  REQUIRE(columns.status == 0);
+  CHECK_THAT(columns.out, Contains("inputs: q.shoulder q.elbow qd.shoulder qd.elbow tau.shoulder.d0 q.elbow.d2\n"));
+  CHECK_THAT(columns.out, Contains("outputs: q.shoulder.d2 tau.elbow.d0\n"));
+  // Consistent with rnea: the accelerations (0.5, 0.6) need tau; prescribing the elbow's
+  // acceleration and the shoulder's torque gives back the other two.
+  std::ofstream(dir / "id.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n0.1,0.2,0.3,0.4,0.5,0.6\n";
+  const Result rnea = run_liembs("eval " + pendulum + " --set algorithm.name=rnea --states '" + (dir / "id.csv").string() +
+                                 "' --output '" + (dir / "tau.csv").string() + "'");
+  REQUIRE(rnea.status == 0);
+  const auto tau = first_row(read_text(dir / "tau.csv"));
+  std::ofstream(dir / "hybrid.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,tau.shoulder.d0,q.elbow.d2\n0.1,0.2,0.3,0.4,"
+                                    << std::setprecision(17) << value_of(tau, "tau.shoulder") << ",0.6\n";
+  const Result hybrid = run_liembs("eval " + pendulum +
+                                   " --set algorithm.name=hybrid-dynamics --set algorithm.order=0 --set 'algorithm.prescribed=[\"elbow\"]' --states '" +
+                                   (dir / "hybrid.csv").string() + "' --output '" + (dir / "out.csv").string() + "'");
+  INFO(hybrid.err);
+  REQUIRE(hybrid.status == 0);
+  const auto out = first_row(read_text(dir / "out.csv"));
+  CHECK(std::abs(value_of(out, "q.shoulder.d2") - 0.5) < 1e-10);
+  CHECK(std::abs(value_of(out, "tau.elbow.d0") - value_of(tau, "tau.elbow")) < 1e-10);
+}
+
+TEST_CASE("eval higher-order algorithms: bad [algorithm] keys are errors naming the key", "[cli][eval][higher-order][errors]") {
+  const auto columns = [](const std::string& settings) { return run_liembs("eval " + pendulum + " " + settings + " --columns"); };
+  SECTION("order missing") {
+    const Result r = columns("--set algorithm.name=higher-order-rnea");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.order"));
+  }
+  SECTION("order out of range") {
+    const Result r = columns("--set algorithm.name=higher-order-aba --set algorithm.order=21");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.order"));
+  }
+  SECTION("order not an integer") {
+    const Result r = columns("--set algorithm.name=higher-order-aba --set algorithm.order=1.5");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.order"));
+  }
+  SECTION("unknown key") {
+    const Result r = columns("--set algorithm.name=higher-order-rnea --set algorithm.order=1 --set algorithm.prescribed=[]");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("unknown key 'algorithm.prescribed'"));
+  }
+  SECTION("prescribed joint unknown") {
+    const Result r = columns("--set algorithm.name=hybrid-dynamics --set algorithm.order=0 --set 'algorithm.prescribed=[\"knee\"]'");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.prescribed") && Contains("'knee'") && Contains("shoulder, elbow"));
+  }
+  SECTION("base motion on a fixed base") {
+    const Result r = columns("--set algorithm.name=hybrid-dynamics --set algorithm.order=0 --set algorithm.base=motion");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.base") && Contains("fixed"));
+  }
+  SECTION("not for simulations") {
+    const Result r = run_liembs("validate " + pendulum + " --set algorithm.name=higher-order-aba --set algorithm.order=2");
+    CHECK(r.status == 4);
+    CHECK_THAT(r.err, Contains("higher-order-aba") && Contains("liembs eval"));
+  }
+}
