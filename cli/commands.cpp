@@ -15,20 +15,13 @@ namespace po = boost::program_options;
 
 namespace liembs::cli {
 
-namespace {
-
-struct ParsedOptions {
-  po::variables_map values;
-  bool help = false;
-};
-
-ParsedOptions parse(const char* command, const std::string& synopsis, po::options_description& options,
-                    const std::vector<std::string>& arguments, bool takes_file) {
+ParsedOptions parse_command_line(const char* command, const std::string& synopsis, po::options_description& options,
+                                 const std::vector<std::string>& arguments, const std::optional<FileArgument>& file) {
   options.add_options()("help,h", "show this help");
   po::options_description all;
   all.add(options);
   po::positional_options_description positional;
-  if (takes_file) {
+  if (file) {
     all.add_options()("file", po::value<std::string>(), "TOML file");
     positional.add("file", 1);
   }
@@ -40,9 +33,20 @@ ParsedOptions parse(const char* command, const std::string& synopsis, po::option
     parsed.help = true;
     return parsed;
   }
-  if (takes_file && !parsed.values.count("file"))
-    throw po::error(std::string("missing the TOML file: liembs ") + command + " " + synopsis);
+  if (file && !parsed.values.count("file"))
+    throw po::error("missing the " + file->what + ": liembs " + command + " " + file->usage);
   return parsed;
+}
+
+void add_plugin_path_option(po::options_description& options) {
+  options.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(),
+                        "search this plugin folder or file first (repeatable)");
+}
+
+void add_common_run_options(po::options_description& options) {
+  options.add_options()("set", po::value<std::vector<std::string>>()->composing(),
+                        "override a value of the file: --set key.path=value (TOML syntax; repeatable)");
+  add_plugin_path_option(options);
 }
 
 void add_plugin_paths(Registry& registry, const po::variables_map& values) {
@@ -61,16 +65,6 @@ std::shared_ptr<ConfigDocument> load_document(const po::variables_map& values) {
     for (const auto& assignment : values["set"].as<std::vector<std::string>>()) document->set_override(assignment);
   return document;
 }
-
-void add_common_run_options(po::options_description& options) {
-  options.add_options()
-      ("set", po::value<std::vector<std::string>>()->composing(),
-       "override a value of the file: --set key.path=value (TOML syntax; repeatable)")
-      ("plugin-path", po::value<std::vector<std::string>>()->composing(),
-       "search this plugin folder or file first (repeatable)");
-}
-
-}  // namespace
 
 int guarded(const char* command, int (*body)(const std::vector<std::string>&),
             const std::vector<std::string>& arguments) {
@@ -107,7 +101,8 @@ int run_command(const std::vector<std::string>& arguments) {
   options.add_options()
       ("output,o", po::value<std::string>(), "output folder (default: [output] directory, else liembs-output/<file stem>)")
       ("quiet,q", "print nothing on success");
-  const auto parsed = parse("run", "FILE.toml [options]", options, arguments, true);
+  const auto parsed = parse_command_line("run", "FILE.toml [options]", options, arguments,
+                                         FileArgument{"TOML file", "FILE.toml [options]"});
   if (parsed.help) return exit_ok;
   const auto& values = parsed.values;
 
@@ -145,7 +140,8 @@ int run_command(const std::vector<std::string>& arguments) {
 int validate_command(const std::vector<std::string>& arguments) {
   po::options_description options("Options");
   add_common_run_options(options);
-  const auto parsed = parse("validate", "FILE.toml [options]", options, arguments, true);
+  const auto parsed = parse_command_line("validate", "FILE.toml [options]", options, arguments,
+                                         FileArgument{"TOML file", "FILE.toml [options]"});
   if (parsed.help) return exit_ok;
   Registry registry;
   add_plugin_paths(registry, parsed.values);
@@ -159,9 +155,8 @@ int validate_command(const std::vector<std::string>& arguments) {
 
 int plugins_command(const std::vector<std::string>& arguments) {
   po::options_description options("Options");
-  options.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(),
-                        "search this plugin folder or file first (repeatable)");
-  const auto parsed = parse("plugins", "[options]", options, arguments, false);
+  add_plugin_path_option(options);
+  const auto parsed = parse_command_line("plugins", "[options]", options, arguments, std::nullopt);
   if (parsed.help) return exit_ok;
   Registry registry;
   add_plugin_paths(registry, parsed.values);

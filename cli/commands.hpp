@@ -1,5 +1,12 @@
 #pragma once
 // Subcommands of the liembs program. Each returns the process exit status.
+#include <liembs/config/config_table.hpp>
+#include <liembs/plugin/registry.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +29,35 @@ int plugins_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
 int study_command(const std::vector<std::string>& arguments);
+
+// The command line of a subcommand, parsed.
+struct ParsedOptions {
+  boost::program_options::variables_map values;
+  bool help = false;  // --help was given and the usage printed: nothing else to do
+};
+
+// The positional FILE of a subcommand; without it: "missing the <what>: liembs <command> <usage>".
+struct FileArgument {
+  std::string what;
+  std::string usage;
+};
+
+// Parses `arguments` against `options` plus --help (and FILE, stored as "file", when `file` is
+// given). --help prints "Usage: liembs <command> <synopsis>" and the options. Usage errors are
+// boost::program_options errors, which guarded() turns into exit_usage.
+ParsedOptions parse_command_line(const char* command, const std::string& synopsis,
+                                 boost::program_options::options_description& options,
+                                 const std::vector<std::string>& arguments, const std::optional<FileArgument>& file);
+
+// --plugin-path, and --set with it for the commands that run one file (run, validate).
+void add_plugin_path_option(boost::program_options::options_description& options);
+void add_common_run_options(boost::program_options::options_description& options);
+
+// The default plugin search path behind the --plugin-path folders, in their order.
+void add_plugin_paths(Registry& registry, const boost::program_options::variables_map& values);
+
+// FILE with the --set overrides applied in their order.
+std::shared_ptr<ConfigDocument> load_document(const boost::program_options::variables_map& values);
 
 // Runs `body`, turning LieMBS errors into a message on stderr and an exit status.
 int guarded(const char* command, int (*body)(const std::vector<std::string>&),

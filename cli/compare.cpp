@@ -68,26 +68,14 @@ int compare_command(const std::vector<std::string>& arguments) {
       ("plugin-path", po::value<std::vector<std::string>>()->composing(), "search this plugin folder first")
       ("output,o", po::value<std::string>(), "write comparison.csv into this folder")
       ("quiet,q", "print nothing on success");
-  options.add_options()("help,h", "show this help");
-  po::options_description all;
-  all.add(options);
-  all.add_options()("file", po::value<std::string>());
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map values;
-  po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
-  po::notify(values);
-  if (values.count("help")) {
-    std::cout << "Usage: liembs compare FILE.toml --vary key=v1,v2 [--vary ...] [options]\n\n" << options << "\n";
-    return exit_ok;
-  }
-  if (!values.count("file")) throw po::error("missing the TOML file: liembs compare FILE.toml --vary key=v1,v2");
+  const auto parsed = parse_command_line("compare", "FILE.toml --vary key=v1,v2 [--vary ...] [options]", options,
+                                         arguments, FileArgument{"TOML file", "FILE.toml --vary key=v1,v2"});
+  if (parsed.help) return exit_ok;
+  const auto& values = parsed.values;
   if (!values.count("vary")) throw po::error("nothing to compare: give at least one --vary key=v1,v2");
 
   std::vector<Variation> variations;
   for (const auto& text : values["vary"].as<std::vector<std::string>>()) variations.push_back(parse_variation(text));
-  std::vector<std::string> base_overrides;
-  if (values.count("set")) base_overrides = values["set"].as<std::vector<std::string>>();
 
   // Cartesian product of the variations, the last one varying fastest.
   std::vector<std::vector<std::string>> combinations{{}};
@@ -111,15 +99,8 @@ int compare_command(const std::vector<std::string>& arguments) {
   for (const auto& combination : combinations) {
     throw_if_interrupted([&] { return "after " + std::to_string(rows.size()) + " of " + case_count + " cases"; });
     Registry registry;
-    registry.append_search_path(Registry::default_search_path());
-    if (values.count("plugin-path")) {
-      std::vector<SearchPathEntry> extra;
-      for (const auto& path : values["plugin-path"].as<std::vector<std::string>>())
-        extra.push_back({path, "--plugin-path", true});
-      registry.prepend_search_path(std::move(extra));
-    }
-    auto document = ConfigDocument::load(values["file"].as<std::string>());
-    for (const auto& assignment : base_overrides) document->set_override(assignment);
+    add_plugin_paths(registry, values);
+    auto document = load_document(values);
     std::string label;
     for (const auto& assignment : combination) {
       document->set_override(assignment);

@@ -24,35 +24,19 @@ int eval_command(const std::vector<std::string>& arguments) {
       ("threads", po::value<int>(), "threads to evaluate on (default: every core this process may use)")
       ("set", po::value<std::vector<std::string>>()->composing(), "override a value of the file (repeatable)")
       ("plugin-path", po::value<std::vector<std::string>>()->composing(), "search this plugin folder first")
-      ("columns", "print the input and output columns for FILE and exit")
-      ("help,h", "show this help");
-  po::options_description all;
-  all.add(options);
-  all.add_options()("file", po::value<std::string>());
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map values;
-  po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
-  po::notify(values);
-  if (values.count("help")) {
-    std::cout << "Usage: liembs eval FILE.toml --states IN.csv|IN.npy --output OUT.csv|OUT.npy [options]\n\n" << options << "\n";
-    return exit_ok;
-  }
-  if (!values.count("file")) throw po::error("missing the TOML file: liembs eval FILE.toml --states IN.csv --output OUT.csv");
+      ("columns", "print the input and output columns for FILE and exit");
+  const auto parsed =
+      parse_command_line("eval", "FILE.toml --states IN.csv|IN.npy --output OUT.csv|OUT.npy [options]", options,
+                         arguments, FileArgument{"TOML file", "FILE.toml --states IN.csv --output OUT.csv"});
+  if (parsed.help) return exit_ok;
+  const auto& values = parsed.values;
   const bool list_columns = values.count("columns") > 0;
   if (!list_columns && (!values.count("states") || !values.count("output")))
     throw po::error("eval needs --states IN.csv and --output OUT.csv");
 
   Registry registry;
-  registry.append_search_path(Registry::default_search_path());
-  if (values.count("plugin-path")) {
-    std::vector<SearchPathEntry> extra;
-    for (const auto& path : values["plugin-path"].as<std::vector<std::string>>()) extra.push_back({path, "--plugin-path", true});
-    registry.prepend_search_path(std::move(extra));
-  }
-  auto document = ConfigDocument::load(values["file"].as<std::string>());
-  if (values.count("set"))
-    for (const auto& assignment : values["set"].as<std::vector<std::string>>()) document->set_override(assignment);
+  add_plugin_paths(registry, values);
+  auto document = load_document(values);
   Run run = load_run(document, registry, RunPurpose::evaluate);
   const auto& inputs = run.evaluator->input_columns();
   const auto& outputs = run.evaluator->output_columns();

@@ -79,24 +79,13 @@ int study_command(const std::vector<std::string>& arguments) {
       ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores)")
       ("force", "run every case again, ignoring the results cached in the output folder")
       ("list", "print the cases and exit without running them")
-      ("no-report", "do not write report.html")
-      ("plugin-path", po::value<std::vector<std::string>>()->composing(),
-       "search this plugin folder or file first (repeatable)")
-      ("quiet,q", "print nothing on success")
-      ("help,h", "show this help");
-  po::options_description all;
-  all.add(options);
-  all.add_options()("file", po::value<std::string>());
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map values;
-  po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
-  po::notify(values);
-  if (values.count("help")) {
-    std::cout << "Usage: liembs study STUDY.toml [options]\n\n" << options << "\n";
-    return exit_ok;
-  }
-  if (!values.count("file")) throw po::error("missing the study file: liembs study STUDY.toml");
+      ("no-report", "do not write report.html");
+  add_plugin_path_option(options);
+  options.add_options()("quiet,q", "print nothing on success");
+  const auto parsed = parse_command_line("study", "STUDY.toml [options]", options, arguments,
+                                         FileArgument{"study file", "STUDY.toml"});
+  if (parsed.help) return exit_ok;
+  const auto& values = parsed.values;
   const bool quiet = values.count("quiet") > 0;
 
   install_interrupt_handlers();
