@@ -1,9 +1,9 @@
 // The liembs program end to end: subcommands, outputs, and every error kind with its
 // message and exit status (README.md, "Exit status").
+#include "../support/cli_process.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <cmath>
@@ -17,32 +17,14 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
+using Result = cli_test::CliResult;
+using cli_test::read_file;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("liembs-cli-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-cli-test", name); }
 
 // Runs liembs with `arguments` (already shell-quoted where needed) from `cwd`.
 Result liembs(const std::string& arguments, const fs::path& cwd = fs::temp_directory_path()) {
-  const fs::path dir = scratch("io");
-  const std::string command = "cd '" + cwd.string() + "' && env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments +
-                              " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
-  const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(dir / "out"), read_file(dir / "err")};
+  return cli_test::run_liembs(arguments, scratch("io"), cwd);
 }
 
 const std::string data = LIEMBS_TEST_DATA_DIR;

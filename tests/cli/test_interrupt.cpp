@@ -3,6 +3,8 @@
 // and exits 128 + signal (docs/reliability.md, "Signals"). The signals are sent to a child
 // process whose dispositions are reset to the default (a background job of a
 // non-interactive shell would ignore SIGINT).
+#include "../support/cli_process.hpp"
+
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/util/interrupt.hpp>
 
@@ -30,19 +32,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("liembs-interrupt-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using cli_test::read_file;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-interrupt-test", name); }
 
 std::vector<std::string> names_in(const fs::path& dir) {
   std::vector<std::string> names;

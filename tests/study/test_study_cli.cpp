@@ -1,10 +1,9 @@
 // liembs study end to end: --jobs 1 and --jobs 2 give the same results.csv (timings
 // aside), an interrupted study re-runs only the missing cases, failing cases are rows, the
 // report contains every figure it announces, and schema errors exit 2.
-#include <catch2/catch.hpp>
+#include "../support/cli_process.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -19,32 +18,12 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
+using Result = cli_test::CliResult;
+using cli_test::read_file;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-study-cli-test", name); }
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("liembs-study-cli-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-Result liembs(const std::string& arguments) {
-  const fs::path dir = scratch("io");
-  const std::string command = "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" +
-                              (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
-  const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(dir / "out"), read_file(dir / "err")};
-}
+Result liembs(const std::string& arguments) { return cli_test::run_liembs(arguments, scratch("io")); }
 
 // A small study: two groups and two tableaus, a step ladder, one impossible group.
 fs::path small_study(const fs::path& dir) {

@@ -1,0 +1,46 @@
+#pragma once
+// Tests that run the liembs program as a child process (LIEMBS_CLI, set for every test
+// program): scratch folders, whole-file reads and one run with its exit status and output.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace cli_test {  // not in namespace liembs: the tests call their runner liembs()
+
+struct CliResult {
+  int status;  // the exit status, -1 when the program did not exit normally
+  std::string out, err;
+};
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// An empty folder <temp>/<prefix>-<pid>/<name>, one set of folders per test process.
+inline std::filesystem::path scratch_folder(const std::string& prefix, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs liembs with `arguments` (already shell-quoted where needed) and LIEMBS_PLUGIN_PATH unset,
+// from `cwd` when given, else from the test's folder; stdout and stderr go through files in `io`.
+inline CliResult run_liembs(const std::string& arguments, const std::filesystem::path& io,
+                            const std::filesystem::path& cwd = {}) {
+  const std::string command = (cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ") +
+                              "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" +
+                              (io / "out").string() + "' 2>'" + (io / "err").string() + "'";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(io / "out"), read_file(io / "err")};
+}
+
+}  // namespace cli_test
