@@ -168,9 +168,7 @@ class BdfIntegrator final : public Integrator {
   void evaluate_residual(MotionEquations& equations, double h) {
     equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
-    dynamic_residual_.noalias() = terms_.mass * unknown_acceleration_;
-    if (m > 0) dynamic_residual_.noalias() += terms_.jacobian.transpose() * unknown_multipliers_;
-    dynamic_residual_ -= terms_.forces;
+    dynamic_residual(terms_, unknown_acceleration_, unknown_multipliers_, dynamic_residual_);
     residual_.head(n) = dynamic_residual_;
     if (m > 0) residual_.tail(m) = terms_.residual / (beta_ * beta_ * h * h);
   }
@@ -237,19 +235,14 @@ class BdfIntegrator final : public Integrator {
 
   // K = d(M a + J^T lambda - Q)/dq along the retraction, by forward differences.
   void evaluate_stiffness(const StateSpace& space, MotionEquations& equations) {
-    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    const Eigen::Index n = unknown_acceleration_.size();
     const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
     stiffness_.resize(n, n);
     perturbation_.setZero(n);
     for (Eigen::Index i = 0; i < n; ++i) {
-      perturbed_ = trial_;
-      perturbation_(i) = root_eps;
-      space.retract_configuration(perturbed_, perturbation_);
-      perturbation_(i) = 0.0;
-      equations.evaluate(perturbed_, perturbed_terms_, dae::mass | dae::forces | dae::jacobian);
-      column_.noalias() = perturbed_terms_.mass * unknown_acceleration_;
-      if (m > 0) column_.noalias() += perturbed_terms_.jacobian.transpose() * unknown_multipliers_;
-      column_ -= perturbed_terms_.forces;
+      evaluate_retracted(space, equations, trial_, i, root_eps, perturbation_, perturbed_, perturbed_terms_,
+                         dae::mass | dae::forces | dae::jacobian);
+      dynamic_residual(perturbed_terms_, unknown_acceleration_, unknown_multipliers_, column_);
       stiffness_.col(i) = (column_ - dynamic_residual_) / root_eps;
     }
   }

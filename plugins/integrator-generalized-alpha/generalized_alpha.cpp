@@ -147,9 +147,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     const AlphaParameters& p = parameters_;
     equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
-    dynamic_residual_.noalias() = terms_.mass * unknown_acceleration_;
-    if (m > 0) dynamic_residual_.noalias() += terms_.jacobian.transpose() * unknown_multipliers_;
-    dynamic_residual_ -= terms_.forces;
+    dynamic_residual(terms_, unknown_acceleration_, unknown_multipliers_, dynamic_residual_);
     residual_.head(n) = dynamic_residual_;
     double scaled = 0.0;
     {
@@ -198,17 +196,11 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     }
     perturbation_.setZero(n);
     for (Eigen::Index i = 0; i < n; ++i) {
-      perturbed_ = trial_;
       const double step = i >= joint_offset ? root_eps * std::max(1.0, std::abs(trial_.coordinates(i - joint_offset)))
                                             : root_eps;
-      perturbation_(i) = step;
-      space.retract_configuration(perturbed_, perturbation_);
-      perturbation_(i) = 0.0;
-      equations.evaluate(perturbed_, perturbed_terms_,
+      evaluate_retracted(space, equations, trial_, i, step, perturbation_, perturbed_, perturbed_terms_,
                          dae::mass | dae::forces | dae::jacobian | (index2 ? dae::velocity_rhs : 0u));
-      column_.noalias() = perturbed_terms_.mass * unknown_acceleration_;
-      if (m > 0) column_.noalias() += perturbed_terms_.jacobian.transpose() * unknown_multipliers_;
-      column_ -= perturbed_terms_.forces;
+      dynamic_residual(perturbed_terms_, unknown_acceleration_, unknown_multipliers_, column_);
       stiffness_.col(i) = (column_ - dynamic_residual_) / step;
       if (index2) {
         velocity_violation(perturbed_terms_, trial_.velocities, perturbed_violation_);

@@ -4,6 +4,7 @@
 // M = 1, Q = the velocity rates (V' - F(q, V, t) = 0) and no constraints.
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/state_space.hpp>
 
 namespace liembs {
 
@@ -33,5 +34,27 @@ class MotionEquations {
   ConstrainedSystem* system_;
   Eigen::Index dimension_;
 };
+
+// r = M a + J^T lambda - Q from the terms (paper 002 eq. 1, first row): the dynamic residual of
+// the implicit integrators for the unknowns (a, lambda).
+inline void dynamic_residual(const DaeTerms& terms, const Eigen::VectorXd& acceleration,
+                             const Eigen::VectorXd& multipliers, Eigen::VectorXd& residual) {
+  residual.noalias() = terms.mass * acceleration;
+  if (multipliers.size() > 0) residual.noalias() += terms.jacobian.transpose() * multipliers;
+  residual -= terms.forces;
+}
+
+// The state of a forward difference in configuration coordinate i: `perturbed` = `base` moved by
+// `step` along the retraction, with its terms evaluated for `what`. `direction` is a zero vector
+// of the velocity dimension and is left zero.
+inline void evaluate_retracted(const StateSpace& space, MotionEquations& equations, const State& base,
+                               Eigen::Index i, double step, Eigen::VectorXd& direction, State& perturbed,
+                               DaeTerms& perturbed_terms, unsigned what) {
+  perturbed = base;
+  direction(i) = step;
+  space.retract_configuration(perturbed, direction);
+  direction(i) = 0.0;
+  equations.evaluate(perturbed, perturbed_terms, what);
+}
 
 }  // namespace liembs
