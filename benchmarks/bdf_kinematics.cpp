@@ -12,6 +12,8 @@
 // The paper-004 mechanisms (configs/paper-004/) are timed when they exist, in each of the
 // paper's rotation formulations (rA = SO3xR3, rp = euler-parameters, re = euler-angles); the
 // spatial four-bar of configs/four-bar/ (1 degree of freedom, dynamics only) always.
+#include "bench_support.hpp"
+
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/run.hpp>
@@ -23,20 +25,9 @@
 #include <vector>
 
 using namespace liembs;
+using liembs::bench::plugin_registry;
 
 namespace {
-
-Registry& plugin_registry() {
-  static Registry registry;
-  static bool initialised = false;
-  if (!initialised) {
-    registry.append_search_path(Registry::environment_search_path());
-    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
-    registry.load();
-    initialised = true;
-  }
-  return registry;
-}
 
 double statistic(const Integrator& integrator, const std::string& name) {
   for (const auto& [key, value] : integrator.statistics())

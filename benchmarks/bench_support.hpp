@@ -1,9 +1,10 @@
 #pragma once
-// Shared by the tree benchmarks: random states of a tree and a reporter that keeps the
-// fastest repetition of every benchmark for the ratio tables.
+// Shared by the benchmarks: the plugins loaded once, random states of a tree and a reporter
+// that keeps the fastest repetition of every benchmark for the ratio tables.
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_state.hpp>
 #include <liembs/lie/se3.hpp>
+#include <liembs/plugin/registry.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -14,6 +15,21 @@
 #include <vector>
 
 namespace liembs::bench {
+
+// The plugins, loaded at the first call: LIEMBS_PLUGIN_PATH first (a saved copy of the plugins
+// can be timed against the build's), then the build tree's. Call it before creating any Run,
+// whose code lives in the plugin libraries, so that the registry outlives them.
+inline Registry& plugin_registry() {
+  static Registry registry;
+  static bool initialised = false;
+  if (!initialised) {
+    registry.append_search_path(Registry::environment_search_path());
+    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    registry.load();
+    initialised = true;
+  }
+  return registry;
+}
 
 // A state with q in [-3, 3], rates, accelerations and forces in [-1, 1], and (floating) a
 // random base pose and twist.

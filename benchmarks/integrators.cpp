@@ -13,6 +13,8 @@
 // the largest distance of a body pose from the reference at the end time: max over the
 // bodies of |R - R_ref| (Frobenius) and |r - r_ref| (m). The end time is 1 s, 0.25 s for the
 // spherical double pendulum (see rows()).
+#include "bench_support.hpp"
+
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
 
@@ -30,6 +32,7 @@
 #include <vector>
 
 using namespace liembs;
+using liembs::bench::plugin_registry;
 
 namespace {
 
@@ -43,20 +46,6 @@ constexpr double reference_step = 2e-5;
 constexpr double ida_output_interval = 0.01;
 // ida's absolute tolerance as a fraction of its relative tolerance (the defaults' ratio).
 constexpr double ida_absolute_per_relative = 1e-2;
-
-// Plugins are loaded once; declared before every Run, whose code lives in its libraries.
-Registry& plugin_registry() {
-  static Registry registry;
-  static bool initialised = false;
-  if (!initialised) {
-    // LIEMBS_PLUGIN_PATH first: a saved copy of the plugins can be timed against the build's.
-    registry.append_search_path(Registry::environment_search_path());
-    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
-    registry.load();
-    initialised = true;
-  }
-  return registry;
-}
 
 // One row group of the table: a config file with the formulation and group it runs in.
 struct Row {
