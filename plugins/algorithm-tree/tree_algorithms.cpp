@@ -257,6 +257,11 @@ bool uses_derivatives(Quantity quantity) {
          quantity == Quantity::regressor;
 }
 
+// Whether the inputs hold the velocities (q' and the base twist): all but M(q) and G(q).
+bool takes_velocities(Quantity quantity) {
+  return quantity != Quantity::mass_matrix && quantity != Quantity::gravity_forces;
+}
+
 // The inertial parameters of a body in the regressor's columns (tree_derivatives.hpp).
 const char* const inertial_parameter_names[kInertialParameters] = {"m",   "mcx", "mcy", "mcz", "Ixx",
                                                                    "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
@@ -269,28 +274,21 @@ class TreeEvaluator final : public BatchEvaluator {
   TreeEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<TreeDynamics> dynamics,
                 std::unique_ptr<TreeDerivatives> derivatives, std::vector<std::string> body_names, Quantity quantity)
       : tree_(std::move(tree)), dynamics_(std::move(dynamics)), derivatives_(std::move(derivatives)), quantity_(quantity) {
-    const bool floating = tree_->floating_base;
-    std::vector<std::string> coordinates;  // generalized coordinate names
-    if (floating)
-      for (const char* c : {"wx", "wy", "wz", "vx", "vy", "vz"}) coordinates.push_back(std::string("base.") + c);
-    for (const auto& name : tree_->dof_names) coordinates.push_back(name);
-    if (floating)
-      for (const char* c : {"x", "y", "z", "qw", "qx", "qy", "qz"}) inputs_.push_back(std::string("base.") + c);
-    for (const auto& name : tree_->dof_names) inputs_.push_back("q." + name);
-    const bool needs_velocity = quantity != Quantity::mass_matrix && quantity != Quantity::gravity_forces;
-    if (needs_velocity) {
-      if (floating)
-        for (const char* c : {"wx", "wy", "wz", "vx", "vy", "vz"}) inputs_.push_back(std::string("base.") + c);
-      for (const auto& name : tree_->dof_names) inputs_.push_back("qd." + name);
-    }
-    auto add_per_coordinate = [&](std::vector<std::string>& list, const char* prefix, const char* base_prefix,
+    // "base.<base name>" for each of `base_names` if the tree floats, then "<prefix><dof name>".
+    auto add_per_coordinate = [&](std::vector<std::string>& list, const char* prefix,
                                   const std::vector<const char*>& base_names) {
-      if (floating)
-        for (const char* c : base_names) list.push_back(std::string(base_prefix) + c);
+      if (tree_->floating_base)
+        for (const char* c : base_names) list.push_back(std::string("base.") + c);
       for (const auto& name : tree_->dof_names) list.push_back(std::string(prefix) + name);
     };
+    const std::vector<const char*> pose_names{"x", "y", "z", "qw", "qx", "qy", "qz"};
+    const std::vector<const char*> twist_names{"wx", "wy", "wz", "vx", "vy", "vz"};
     const std::vector<const char*> rate_names{"dwx", "dwy", "dwz", "dvx", "dvy", "dvz"};
     const std::vector<const char*> wrench_names{"mx", "my", "mz", "fx", "fy", "fz"};
+    std::vector<std::string> coordinates;  // generalized coordinate names
+    add_per_coordinate(coordinates, "", twist_names);
+    add_per_coordinate(inputs_, "q.", pose_names);
+    if (takes_velocities(quantity)) add_per_coordinate(inputs_, "qd.", twist_names);
     const auto add_matrix = [&](const char* prefix) {  // row-major, rows and columns named after coordinates
       for (const auto& row : coordinates)
         for (const auto& column : coordinates) outputs_.push_back(std::string(prefix) + "." + row + "." + column);
@@ -298,34 +296,34 @@ class TreeEvaluator final : public BatchEvaluator {
     switch (quantity) {
       case Quantity::forward_aba:
       case Quantity::forward_cholesky:
-        add_per_coordinate(inputs_, "tau.", "base.", wrench_names);
-        add_per_coordinate(outputs_, "qdd.", "base.", rate_names);
+        add_per_coordinate(inputs_, "tau.", wrench_names);
+        add_per_coordinate(outputs_, "qdd.", rate_names);
         break;
       case Quantity::inverse_dynamics:
-        add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
-        add_per_coordinate(outputs_, "tau.", "base.", wrench_names);
+        add_per_coordinate(inputs_, "qdd.", rate_names);
+        add_per_coordinate(outputs_, "tau.", wrench_names);
         break;
       case Quantity::inverse_dynamics_derivatives:
-        add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
-        add_per_coordinate(outputs_, "tau.", "base.", wrench_names);
+        add_per_coordinate(inputs_, "qdd.", rate_names);
+        add_per_coordinate(outputs_, "tau.", wrench_names);
         add_matrix("dtau_dq");
         add_matrix("dtau_du");
         add_matrix("M");
         break;
       case Quantity::forward_dynamics_derivatives:
-        add_per_coordinate(inputs_, "tau.", "base.", wrench_names);
-        add_per_coordinate(outputs_, "qdd.", "base.", rate_names);
+        add_per_coordinate(inputs_, "tau.", wrench_names);
+        add_per_coordinate(outputs_, "qdd.", rate_names);
         add_matrix("dqdd_dq");
         add_matrix("dqdd_du");
         add_matrix("dqdd_dtau");
         break;
       case Quantity::regressor:
-        add_per_coordinate(inputs_, "qdd.", "base.", rate_names);
+        add_per_coordinate(inputs_, "qdd.", rate_names);
         for (const auto& row : coordinates)
           for (const auto& body : body_names)
             for (const char* parameter : inertial_parameter_names) outputs_.push_back("Y." + row + "." + body + "." + parameter);
         break;
-      case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", "base.", wrench_names); break;
+      case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", wrench_names); break;
       case Quantity::mass_matrix:
       case Quantity::coriolis_matrix: add_matrix(quantity == Quantity::mass_matrix ? "M" : "C"); break;
     }
@@ -349,7 +347,7 @@ class TreeEvaluator final : public BatchEvaluator {
     k += static_cast<std::size_t>(n);
     state_.qd.setZero(n);
     state_.base_twist.setZero();
-    if (quantity_ != Quantity::mass_matrix && quantity_ != Quantity::gravity_forces) {
+    if (takes_velocities(quantity_)) {
       if (floating) {
         state_.base_twist = Eigen::Map<const Vec6>(in + k);
         k += 6;
