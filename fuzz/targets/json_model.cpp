@@ -1,7 +1,7 @@
 // Fuzz target 'json-model': a model file in the JSON schema of paper 004's authors (bodies
 // with r, A or p, velocities; DP1/DP2/D/CD constraints with driving functions f(t) parsed
-// by GiNaC) through `[model] json = ...`, every body given a mass, on SO3xR3 or SE3 with
-// newton-euler and ida (a consistent initial state is computed at load).
+// by GiNaC) through `[model] json = ...`, every body given a mass, on SO3xR3, SE3 or
+// euler-parameters with newton-euler and ida (a consistent initial state is computed at load).
 #include "../fuzz_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -44,8 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bodies += "[[model.bodies]]\nname = " + toml_string(body["name"].get<std::string>()) +
                   "\nmass = 2.0\ninertia_diagonal = [0.1, 0.2, 0.3]\n";
 
+  static constexpr const char* groups[] = {"SO3xR3", "SE3", "euler-parameters"};
   const std::string run = std::string("[model]\njson = \"model.json\"\ngravity = [0.0, 0.0, -9.81]\n") + bodies +
-                          "[group]\nname = \"" + (size % 2 ? "SE3" : "SO3xR3") +
+                          "[group]\nname = \"" + groups[size % 3] +
                           "\"\n[algorithm]\nname = \"newton-euler\"\n[integrator]\nname = \"ida\"\n"
                           "[simulation]\nend_time = 0.01\nstep_size = 0.001\n";
   liembs::fuzz::validate_toml(run, liembs::fuzz::scratch_folder() / "run.toml");
