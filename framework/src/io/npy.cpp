@@ -23,7 +23,9 @@ std::string_view dict_value(std::string_view dict, std::string_view key, const s
   if (at == std::string_view::npos) throw ConfigError(file + ": the .npy header has no '" + std::string(key) + "'");
   at = dict.find(':', at + quoted.size());
   if (at == std::string_view::npos) throw ConfigError(file + ": malformed .npy header");
-  std::size_t begin = dict.find_first_not_of(' ', at + 1);
+  const std::size_t begin = dict.find_first_not_of(' ', at + 1);
+  if (begin == std::string_view::npos)
+    throw ConfigError(file + ": malformed .npy header: '" + std::string(key) + "' has no value");
   std::size_t end = begin;
   int depth = 0;
   for (; end < dict.size(); ++end) {
