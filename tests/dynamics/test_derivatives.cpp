@@ -34,22 +34,8 @@ constexpr double fd_step = 1e-6;
 constexpr double fd_tolerance = 1e-6;
 constexpr double roundoff_tolerance = 1e-10;
 
-double relative_error(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  if (a.rows() != b.rows() || a.cols() != b.cols()) return 1e300;
-  if (a.size() == 0) return 0.0;
-  return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
-}
-
-const RepresentationPlugins& plugins() {
-  static const RepresentationPlugins loaded(LIEMBS_TEST_PLUGIN_DIR);
-  return loaded;
-}
-
-#define REQUIRE_ALL_REPRESENTATIONS()                                              \
-  do {                                                                             \
-    if (!plugins().problems.empty()) FAIL(plugins().problems);                     \
-    REQUIRE(plugins().loaded.size() == liembs::testing::representation_names.size()); \
-  } while (false)
+using liembs::testing::relative_error;
+const RepresentationPlugins& plugins() { return liembs::testing::build_tree_representations(); }
 
 // The state moved by h along generalized coordinate c: the base along C exp(h e_c), or q_j.
 TreeState moved_configuration(const KinematicTree& tree, const TreeState& state, int c, double h) {
@@ -196,7 +182,7 @@ Model with_loads(Model model, unsigned seed, bool world_frame = true) {
 
 TEST_CASE("analytic derivatives of inverse and forward dynamics equal central differences in every representation",
           "[dynamics][derivatives]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   for (const auto& variant : tree_variants())
     for (unsigned seed = 1; seed <= 2; ++seed) {
       INFO(variant.name << ", seed " << seed);
@@ -205,7 +191,7 @@ TEST_CASE("analytic derivatives of inverse and forward dynamics equal central di
 }
 
 TEST_CASE("analytic derivatives with body- and world-frame loads equal central differences", "[dynamics][derivatives]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   for (const auto& variant : tree_variants()) {
     INFO(variant.name);
     check_derivatives(with_loads(random_tree_model(3, variant.options), 31), 3);
@@ -213,7 +199,7 @@ TEST_CASE("analytic derivatives with body- and world-frame loads equal central d
 }
 
 TEST_CASE("the inverse-dynamics regressor reproduces tau for other inertial parameters", "[dynamics][derivatives]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   for (const auto& variant : tree_variants())
     for (unsigned seed = 1; seed <= 2; ++seed) {
       INFO(variant.name << ", seed " << seed);
@@ -249,7 +235,7 @@ TEST_CASE("the inverse-dynamics regressor reproduces tau for other inertial para
 }
 
 TEST_CASE("the derivative algorithms refuse states and vectors of the wrong size", "[dynamics][derivatives][errors]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   const Model model = random_tree_model(1, liembs::testing::tree_options(3, false, true));
   Bound bound = bind(*plugins().loaded.front().second, model);
   const int nv = bound.tree->velocity_dimension();

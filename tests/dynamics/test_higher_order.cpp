@@ -41,22 +41,8 @@ namespace {
 
 constexpr double roundoff_tolerance = 1e-9;
 
-double relative_error(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  if (a.rows() != b.rows() || a.cols() != b.cols()) return 1e300;
-  if (a.size() == 0) return 0.0;
-  return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
-}
-
-const RepresentationPlugins& plugins() {
-  static const RepresentationPlugins loaded(LIEMBS_TEST_PLUGIN_DIR);
-  return loaded;
-}
-
-#define REQUIRE_ALL_REPRESENTATIONS()                                              \
-  do {                                                                             \
-    if (!plugins().problems.empty()) FAIL(plugins().problems);                     \
-    REQUIRE(plugins().loaded.size() == liembs::testing::representation_names.size()); \
-  } while (false)
+using liembs::testing::relative_error;
+const RepresentationPlugins& plugins() { return liembs::testing::build_tree_representations(); }
 
 struct Bound {
   std::shared_ptr<const KinematicTree> tree;
@@ -159,7 +145,7 @@ double round_trip_tolerance(int r) { return 1e-10 * std::pow(8.0, r); }
 }  // namespace
 
 TEST_CASE("order 0 of H-GRNE and H-GABI equals RNEA and ABA in every representation", "[dynamics][higher-order]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   for (const auto& [name, model] : test_models()) {
     INFO("model " << name);
     Eigen::MatrixXd first_forces;
@@ -187,7 +173,7 @@ TEST_CASE("order 0 of H-GRNE and H-GABI equals RNEA and ABA in every representat
 }
 
 TEST_CASE("H-GRNE of order r equals the time derivative of order r-1 along a smooth trajectory (T1)", "[dynamics][higher-order]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   const int r = 5;
   const double h = 1e-4, t0 = 0.37;
   for (const auto& [name, model] : test_models()) {
@@ -221,7 +207,7 @@ TEST_CASE("H-GRNE of order r equals the time derivative of order r-1 along a smo
 // (up to O(1) at r = 7, 8), while the trajectory round trips of T1 and Fig. 3 hold to 1e-8;
 // not yet explained (conditioning or a bug in a high-order term). Reported, not blocking.
 TEST_CASE("ID -> FD and FD -> ID round trips at every order up to 8 (T2, T3)", "[dynamics][higher-order][!mayfail]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   const int r_max = 8;
   for (const auto& [name, model] : test_models()) {
     INFO("model " << name);
@@ -247,7 +233,7 @@ TEST_CASE("ID -> FD and FD -> ID round trips at every order up to 8 (T2, T3)", "
 
 // The same open problem shows on the fixed chain of spherical joints (see the round trips).
 TEST_CASE("hybrid dynamics agrees with ID and FD for several splits and both base modes (T4)", "[dynamics][higher-order][!mayfail]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   const int r = 4;
   for (const auto& [name, model] : test_models()) {
     INFO("model " << name);
@@ -283,7 +269,7 @@ TEST_CASE("hybrid dynamics agrees with ID and FD for several splits and both bas
 }
 
 TEST_CASE("the base's articulated inertia is the Schur complement of the mass matrix (T5)", "[dynamics][higher-order]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   for (const auto& variant : tree_variants()) {
     if (!variant.options.floating_base) continue;
     INFO("model " << variant.name);
@@ -304,7 +290,7 @@ TEST_CASE("the base's articulated inertia is the Schur complement of the mass ma
 }
 
 TEST_CASE("free fall: V' = g and every higher derivative zero at every order (T10)", "[dynamics][higher-order]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   const int r = 6;
   for (const auto& variant : tree_variants()) {
     if (!variant.options.floating_base) continue;
@@ -323,7 +309,7 @@ TEST_CASE("free fall: V' = g and every higher derivative zero at every order (T1
 }
 
 TEST_CASE("higher-order dynamics rejects inputs of the wrong size", "[dynamics][higher-order][errors]") {
-  REQUIRE_ALL_REPRESENTATIONS();
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
   Bound bound = bind(*plugins().loaded[0].second, random_tree_model(3, tree_variants()[2].options));
   const KinematicTree& tree = *bound.tree;
   const TreeState state = random_state(tree, 1);

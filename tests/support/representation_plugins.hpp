@@ -7,6 +7,9 @@
 #include <liembs/plugin/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
+#include <Eigen/Core>
+
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -42,4 +45,28 @@ struct RepresentationPlugins {
   }
 };
 
+#ifdef LIEMBS_TEST_PLUGIN_DIR
+// The build tree's representation plugins, loaded once per test program.
+inline const RepresentationPlugins& build_tree_representations() {
+  static const RepresentationPlugins loaded(LIEMBS_TEST_PLUGIN_DIR);
+  return loaded;
+}
+#endif
+
+// Largest entry of |a - b| relative to max(1, largest |b|); 1e300 when the shapes differ.
+inline double relative_error(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return 1e300;
+  if (a.size() == 0) return 0.0;
+  return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
+}
+
 }  // namespace liembs::testing
+
+// Fails the test unless all four representation plugins loaded (a missing one is never skipped).
+#define REQUIRE_BUILD_TREE_REPRESENTATIONS()                                                                   \
+  do {                                                                                                  \
+    if (!liembs::testing::build_tree_representations().problems.empty())                                \
+      FAIL(liembs::testing::build_tree_representations().problems);                                     \
+    REQUIRE(liembs::testing::build_tree_representations().loaded.size() ==                              \
+            liembs::testing::representation_names.size());                                              \
+  } while (false)
