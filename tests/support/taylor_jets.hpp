@@ -8,7 +8,7 @@
 
 namespace liembs::testing::jets {
 
-constexpr int jet_size = 9;
+constexpr int jet_size = 12;  // derivatives 0..11: orders up to r = 9 of the dynamics
 struct Jet {
   std::array<double, jet_size> c{};
   static Jet constant(double x) {
