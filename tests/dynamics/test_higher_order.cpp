@@ -13,6 +13,7 @@
 //   hybrid dynamics against ID for several splits and both base modes (T4);
 //   the base's articulated inertia equals the Schur complement of M (T5);
 //   free fall (T10); the representations agree (T12); size errors.
+#include <liembs/dynamics/closed_form.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
@@ -22,11 +23,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <Eigen/Cholesky>
+
 #include <jet_inverse_dynamics.hpp>
+#include <lagrangian_closed_form.hpp>
 #include <random_trees.hpp>
 #include <taylor_jets.hpp>
 #include <representation_plugins.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <random>
@@ -35,6 +40,8 @@ using namespace liembs;
 using liembs::testing::random_state;
 using liembs::testing::random_tree_model;
 using liembs::testing::random_vector;
+using liembs::testing::lagrangian_closed_form;
+using liembs::testing::LagrangianClosedForm;
 using liembs::testing::RepresentationPlugins;
 using liembs::testing::tree_variants;
 using namespace liembs::testing::jets;
@@ -420,6 +427,156 @@ TEST_CASE("free fall: V' = g and every higher derivative zero at every order (T1
     Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(tree.velocity_dimension(), r + 1);
     expected.col(0).segment<3>(3) = state.base.R.transpose() * tree.gravity;  // body frame
     CHECK(relative_error(rates, expected) < roundoff_tolerance);
+  }
+}
+
+TEST_CASE("the closed form of Proposition 1 gives order 0 of H-GRNE; Mbar is CRBA's mass matrix (T6)", "[dynamics][higher-order]") {
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  for (const auto& [name, model] : test_models()) {
+    INFO("model " << name);
+    Bound bound = bind(*plugins().loaded[1].second, model, 0);
+    const KinematicTree& tree = *bound.tree;
+    const int nv = tree.velocity_dimension();
+    if (nv == 0) continue;  // nothing moves
+    for (unsigned seed = 0; seed < 3; ++seed) {
+      const TreeState state = random_state(tree, 130 + seed);
+      const LagrangianClosedForm closed = lagrangian_closed_form(tree, state);
+      const Eigen::MatrixXd& T = closed.to_paper;
+      Eigen::MatrixXd crba;
+      bound.dynamics->mass_matrix(state, crba);
+      CHECK(relative_error(T.transpose() * closed.mass * T, crba) < 1e-12);
+      CHECK(relative_error(closed.mass.transpose(), closed.mass) < 1e-14);
+      CHECK(Eigen::LLT<Eigen::MatrixXd>(closed.mass).info() == Eigen::Success);
+      // (10): tau = Mbar nu' + h + g + tau_ext, h = C nu (Lemma 1), nu' = T u' at order 0
+      // (d/dt Ad_C V^b = Ad_C (V^b' + ad_{V^b} V^b)), the base row the spatial wrench.
+      const Eigen::VectorXd acceleration = random_vector(nv, 140 + seed);
+      const Eigen::VectorXd paper = closed.mass * (T * acceleration) + closed.coriolis * closed.velocity + closed.gravity + closed.applied;
+      Eigen::MatrixXd forces;
+      bound.higher->inverse_dynamics(state, acceleration, forces);
+      CHECK(relative_error(T.transpose() * paper, forces) < 1e-12);
+      // The Coriolis and gravity terms against the body-fixed closed form of paper 000
+      // (another factorization: only C u is unique).
+      const Eigen::VectorXd u = closed_form::generalized_velocity(tree, state);
+      CHECK(relative_error(T.transpose() * closed.coriolis * closed.velocity, closed_form::coriolis_matrix(tree, state) * u) < 1e-12);
+      CHECK(relative_error(T.transpose() * closed.gravity, closed_form::gravity_forces(tree, state)) < 1e-12);
+    }
+  }
+}
+
+TEST_CASE("Lemma 1: Mbar'/2 - C is skew-symmetric, Mbar' by central differences along the motion (T7)", "[dynamics][higher-order]") {
+  const double h = 1e-4;
+  for (const auto& [name, model] : test_models()) {
+    INFO("model " << name);
+    const KinematicTree tree = compile_tree(model);
+    if (tree.velocity_dimension() == 0) continue;
+    for (unsigned seed = 0; seed < 3; ++seed) {
+      const TreeState state = random_state(tree, 150 + seed);
+      const LagrangianClosedForm closed = lagrangian_closed_form(tree, state);
+      // The configuration path through the state with velocity nu: q + t q', the base
+      // exp(t [V^s]) C (constant spatial twist).
+      const auto at = [&](double t) {
+        TreeState moved = state;
+        moved.q += t * state.qd;
+        if (tree.floating_base) moved.base = se3::compose(se3::exp(Vec6(t * closed.velocity.head<6>())), state.base);
+        return lagrangian_closed_form(tree, moved).mass;
+      };
+      const Eigen::MatrixXd mass_rate = (at(h) - at(-h)) / (2.0 * h);
+      const Eigen::MatrixXd K = 0.5 * mass_rate - closed.coriolis;
+      const double scale = std::max(K.cwiseAbs().maxCoeff(), mass_rate.cwiseAbs().maxCoeff());
+      if (scale == 0.0) continue;  // a fixed chain of prismatic joints: Mbar constant, C = 0
+      CHECK((K + K.transpose()).cwiseAbs().maxCoeff() < 1e-7 * scale);
+      const Eigen::VectorXd& nu = closed.velocity;
+      CHECK(std::abs(nu.dot((mass_rate - 2.0 * closed.coriolis) * nu)) < 1e-7 * scale * nu.squaredNorm());
+      // Not trivially: the skew part is not zero.
+      CHECK((K - K.transpose()).cwiseAbs().maxCoeff() > 1e-3 * scale);
+    }
+  }
+}
+
+// T11 helpers. The same model seen from another world frame G: every pose left-multiplied by
+// G, world-frame screws by Ad_G, gravity and world-frame loads rotated.
+Model moved_world(Model model, const Pose& G) {
+  model.gravity = G.R * model.gravity;
+  const Mat6 Ad = se3::Ad(G);
+  for (auto& body : model.bodies) body.reference_pose = se3::compose(G, body.reference_pose);
+  for (auto& joint : model.joints)
+    for (auto& screw : joint.screws) screw = Ad * screw;
+  for (auto& load : model.loads)
+    if (load.frame == AppliedWrench::Frame::world) {
+      load.moment = G.R * load.moment;
+      load.force = G.R * load.force;
+    }
+  return model;
+}
+
+// The same model with the frame of every body but the floating base moved by a random pose
+// E_b (off the centre of mass, rotated): A_b -> A_b E_b, the centre of mass and inertia
+// re-expressed, body-frame loads by W -> Ad_E^T W.
+Model moved_body_frames(Model model, unsigned seed) {
+  const std::vector<std::size_t> free = model.free_bodies();
+  for (std::size_t b = 0; b < model.bodies.size(); ++b) {
+    if (std::find(free.begin(), free.end(), b) != free.end()) continue;  // the base's frame defines u's base rows
+    const Vec6 e = random_vector(6, seed + static_cast<unsigned>(b), 0.8);
+    const Pose E = se3::exp(e);
+    RigidBody& body = model.bodies[b];
+    body.reference_pose = se3::compose(body.reference_pose, E);
+    body.center_of_mass = E.R.transpose() * (body.center_of_mass - E.r);
+    body.inertia = E.R.transpose() * body.inertia * E.R;
+    for (auto& load : model.loads)
+      if (load.body == b && load.frame == AppliedWrench::Frame::body) {
+        Vec6 wrench;
+        wrench << load.moment, load.force;
+        wrench = se3::Ad(E).transpose() * wrench;
+        load.moment = wrench.head<3>();
+        load.force = wrench.tail<3>();
+      }
+  }
+  return model;
+}
+
+TEST_CASE("coordinate invariance: another world frame or other body frames change no derivative of any order (T11)",
+          "[dynamics][higher-order]") {
+  // The outputs are joint forces and the base's body-frame wrench, and the inputs joint
+  // rates and the base's body twist: all independent of the world frame and of where the
+  // (non-base) body frames sit, at every order (the spatial recursion is right-invariant).
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  const int r = 6;
+  const Pose G = se3::exp((Vec6() << 0.7, -1.9, 0.4, 2.0, -3.0, 0.5).finished());
+  std::size_t p = 0;
+  for (const auto& [name, model] : test_models()) {
+    INFO("model " << name);
+    const auto& [representation_name, representation] = plugins().loaded[p++ % plugins().loaded.size()];
+    INFO("representation " << representation_name);
+    Bound original = bind(*representation, model, r);
+    const KinematicTree& tree = *original.tree;
+    const int nv = tree.velocity_dimension();
+    const TreeState state = random_state(tree, 120);
+    const Eigen::MatrixXd rates = random_matrix(nv, r + 1, 121), given_forces = random_matrix(nv, r + 1, 122, 3.0);
+    Eigen::MatrixXd forces, solved_rates, mass;
+    original.higher->inverse_dynamics(state, rates, forces);
+    original.higher->forward_dynamics(state, given_forces, solved_rates);
+    original.dynamics->mass_matrix(state, mass);
+    const auto forward = [&](const Eigen::MatrixXd& input) {
+      Eigen::MatrixXd out;
+      original.higher->forward_dynamics(state, input, out);
+      return out;
+    };
+    const Eigen::VectorXd predicted =
+        roundoff_response(forward, given_forces, term_scales(mass, solved_rates, given_forces), solved_rates, 123);
+    for (const bool world : {true, false}) {
+      INFO((world ? "world frame moved" : "body frames moved"));
+      Bound moved = bind(*representation, world ? moved_world(model, G) : moved_body_frames(model, 124));
+      TreeState moved_state = state;
+      if (world) moved_state.base = se3::compose(G, state.base);
+      Eigen::MatrixXd moved_forces, moved_rates;
+      moved.higher->inverse_dynamics(moved_state, rates, moved_forces);
+      for (int k = 0; k <= r; ++k) {
+        INFO("order " << k);
+        CHECK(relative_error(moved_forces.col(k), forces.col(k)) < 1e-12 * (k + 1) * (k + 1));
+      }
+      moved.higher->forward_dynamics(moved_state, given_forces, moved_rates);
+      check_forward_error(moved_rates, solved_rates, predicted, 1e3);
+    }
   }
 }
 
