@@ -128,7 +128,19 @@ int run_command(const std::vector<std::string>& arguments) {
               << " steps/s)\n"
               << std::scientific << std::setprecision(3)
               << "  energy drift (max relative)    " << summary.energy_drift_max
-              << (run.model->is_conservative() ? "" : "  (applied loads: energy is not conserved)") << "\n"
+              << (!summary.prescribed_coordinates.empty() ? "  (prescribed motion: energy is not conserved)"
+                  : run.model->is_conservative()           ? ""
+                                                           : "  (applied loads: energy is not conserved)")
+              << "\n";
+    if (!summary.prescribed_coordinates.empty()) {
+      std::cout << "  prescribed coordinates         ";
+      for (std::size_t i = 0; i < summary.prescribed_coordinates.size(); ++i)
+        std::cout << (i ? ", " : "") << summary.prescribed_coordinates[i];
+      std::cout << " (forces in tau.* columns)\n  work of the prescribed forces  " << summary.prescribed_work << " J\n";
+      if (run.model->is_conservative())
+        std::cout << "  energy balance error (max rel) " << summary.energy_balance_error_max << "\n";
+    }
+    std::cout
               << "  angular momentum drift         " << summary.angular_momentum_drift_max
               << (run.model->is_force_free() ? "" : "  (external forces: momentum is not conserved)") << "\n"
               << "  orthogonality error max        " << summary.orthogonality_error_max << "\n"

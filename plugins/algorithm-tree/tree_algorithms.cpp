@@ -10,6 +10,10 @@
 // constraints on the tree (liembs/dynamics/joint_constraints.hpp): the run then solves
 // the index-1 system with M from CRBA and Q from RNEA at zero acceleration, whichever of
 // aba and crba-cholesky was chosen, since M itself is needed.
+// Joints with a prescribed motion q(t) ([model.prescribed], docs/prescribed-motion.md) make
+// the run hybrid dynamics: "aba" solves it by H-GHYB at order 0 (paper 003 Algorithm 4),
+// "crba-cholesky" by the mass matrix partitioned into free and prescribed rows.
+#include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
@@ -17,14 +21,16 @@
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/prescribed_motion.hpp>
 
+#include <Eigen/Cholesky>
 #include <Eigen/Geometry>
 
 namespace {
 
 using namespace liembs;
 
-class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSystem {
+class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSystem, public PrescribedMotion {
  public:
   TreeForwardDynamics(std::shared_ptr<const Model> model, const Group& group, const Representation& representation,
                       bool articulated_body)
@@ -37,6 +43,8 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
         base_velocities_(tree_->floating_base ? coordinates_.velocity : 0),
         internal_rows_(tree_->floating_base ? coordinates_.internal_constraints : 0) {
     force_.setZero(tree_->velocity_dimension());
+    prescribed_ = PrescribedCoordinates(*model_, *tree_);
+    if (!prescribed_.empty()) bind_prescribed_motion(representation);
     if (!tree_->cut_joints.empty()) {
       loops_ = std::make_unique<JointConstraintSet>(*model_, tree_->cut_joints);
       // Closed planar loops have structurally redundant rows: keep an independent set.
@@ -56,7 +64,8 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
       return;
     }
     to_tree_state(state);
-    if (articulated_body_) dynamics_->forward_dynamics(tree_state_, force_, acceleration_);
+    if (!prescribed_.empty()) solve_hybrid_dynamics();
+    else if (articulated_body_) dynamics_->forward_dynamics(tree_state_, force_, acceleration_);
     else dynamics_->forward_dynamics_cholesky(tree_state_, force_, acceleration_);
     rates.resize(state.velocities.size());
     if (tree_->floating_base) {
@@ -86,7 +95,28 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
       group_.from_body_twists(state.poses, state.chart.data(), twist.data(), state.velocities.data());
     }
     state.velocities.tail(tree_->dof()) = tree_->initial_velocity;
+    if (!prescribed_.empty()) prescribe(state);
     return state;
+  }
+
+  // --- PrescribedMotion ---
+  const std::vector<std::string>& prescribed_coordinates() const override { return prescribed_.names(); }
+
+  void prescribe(State& state) const override {
+    Eigen::VectorXd position, rate, acceleration;
+    prescribed_.evaluate(state.time, position, rate, acceleration);
+    for (std::size_t i = 0; i < prescribed_.size(); ++i) {
+      const Eigen::Index node = prescribed_.nodes()[i], k = static_cast<Eigen::Index>(i);
+      state.coordinates(node) = position(k);
+      state.velocities(base_velocities_ + node) = rate(k);
+    }
+  }
+
+  void prescribed_forces(const State& state, Eigen::VectorXd& forces, Eigen::VectorXd& rates) override {
+    to_tree_state(state);
+    solve_hybrid_dynamics();
+    forces = prescribed_force_;
+    rates = prescribed_rate_;
   }
 
   void body_motion(const State& state, std::vector<Pose>& poses, std::vector<Vec6>& twists) override {
@@ -210,6 +240,7 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     if (internal_rows_ > 0) write_internal_constraints(group_, state, 1, rows, terms, what);
   }
 
+  // The tree state of a run state; prescribed coordinates and rates from q(t), q'(t).
   void to_tree_state(const State& state) {
     const int n = tree_->dof();
     if (tree_->floating_base) {
@@ -218,6 +249,80 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     }
     tree_state_.q = state.coordinates;
     tree_state_.qd = state.velocities.tail(n);
+    if (prescribed_.empty()) return;
+    prescribed_.evaluate(state.time, prescribed_position_, prescribed_rate_, prescribed_acceleration_);
+    for (std::size_t i = 0; i < prescribed_.size(); ++i) {
+      const int node = prescribed_.nodes()[i];
+      tree_state_.q(node) = prescribed_position_(static_cast<Eigen::Index>(i));
+      tree_state_.qd(node) = prescribed_rate_(static_cast<Eigen::Index>(i));
+    }
+  }
+
+  void bind_prescribed_motion(const Representation& representation) {
+    if (!tree_->cut_joints.empty())
+      throw ModelError("prescribed joint motion ([model.prescribed]) is not supported on closed loops (joint '" +
+                       model_->joints[tree_->cut_joints.front()].name +
+                       "' closes one): prescribe the motion as a driving constraint in absolute coordinates instead");
+    if (internal_rows_ > 0)
+      throw ModelError("prescribed joint motion ([model.prescribed]) needs a floating-base parameterization "
+                       "without internal constraints (SE3, SO3xR3 or euler-angles)");
+    const Eigen::Index nv = tree_->velocity_dimension(), prescribed = static_cast<Eigen::Index>(prescribed_.size());
+    prescribed_force_.setZero(prescribed);
+    const Eigen::Index base_rows = tree_->floating_base ? 6 : 0;  // rows of u = (base twist, q')
+    for (int node = 0; node < tree_->dof(); ++node)
+      (prescribed_.is_prescribed()[static_cast<std::size_t>(node)] ? prescribed_rows_ : free_rows_)
+          .push_back(base_rows + node);
+    if (tree_->floating_base) free_rows_.insert(free_rows_.begin(), {0, 1, 2, 3, 4, 5});
+    if (articulated_body_) {
+      hybrid_ = representation.bind_higher_order(tree_, 0);
+      split_.base_motion = false;  // the base moves freely under its loads
+      split_.joint_motion = prescribed_.is_prescribed();
+      given_.setZero(nv, 1);
+    }
+  }
+
+  // Hybrid dynamics at the tree state (to_tree_state first): acceleration_ (u', the prescribed
+  // rows q''(t)) and prescribed_force_. The free joints and the base carry force_ (zero: the
+  // model's loads and gravity act inside the algorithms).
+  void solve_hybrid_dynamics() {
+    const Eigen::Index nv = tree_->velocity_dimension(), np = static_cast<Eigen::Index>(prescribed_rows_.size()),
+                       nf = static_cast<Eigen::Index>(free_rows_.size());
+    if (articulated_body_) {  // H-GHYB (003 Algorithm 4), order 0
+      given_.col(0) = force_;
+      for (Eigen::Index i = 0; i < np; ++i) given_(prescribed_rows_[static_cast<std::size_t>(i)], 0) = prescribed_acceleration_(i);
+      hybrid_->hybrid_dynamics(tree_state_, split_, given_, hybrid_rates_, hybrid_forces_);
+      acceleration_ = hybrid_rates_.col(0);
+      for (Eigen::Index i = 0; i < np; ++i)
+        prescribed_force_(i) = hybrid_forces_(prescribed_rows_[static_cast<std::size_t>(i)], 0);
+      return;
+    }
+    // M u' + b = tau with u'_P = q''(t), tau_F = force_F:  M_FF u'_F = tau_F - b_F - M_FP q''(t),
+    // tau_P = M_PF u'_F + M_PP q''(t) + b_P.
+    dynamics_->mass_matrix(tree_state_, mass_scratch_);
+    zero_.setZero(nv);
+    dynamics_->inverse_dynamics(tree_state_, zero_, force_bias_);
+    acceleration_.resize(nv);
+    for (Eigen::Index i = 0; i < np; ++i) acceleration_(prescribed_rows_[static_cast<std::size_t>(i)]) = prescribed_acceleration_(i);
+    if (nf > 0) {
+      free_mass_.resize(nf, nf);
+      free_rhs_.resize(nf);
+      for (Eigen::Index a = 0; a < nf; ++a) {
+        const Eigen::Index row = free_rows_[static_cast<std::size_t>(a)];
+        free_rhs_(a) = force_(row) - force_bias_(row);
+        for (Eigen::Index i = 0; i < np; ++i)
+          free_rhs_(a) -= mass_scratch_(row, prescribed_rows_[static_cast<std::size_t>(i)]) * prescribed_acceleration_(i);
+        for (Eigen::Index b = 0; b < nf; ++b) free_mass_(a, b) = mass_scratch_(row, free_rows_[static_cast<std::size_t>(b)]);
+      }
+      free_mass_cholesky_.compute(free_mass_);
+      if (free_mass_cholesky_.info() != Eigen::Success)
+        throw SimulationError("the mass matrix of the free coordinates is not positive definite");
+      free_rhs_ = free_mass_cholesky_.solve(free_rhs_);
+      for (Eigen::Index a = 0; a < nf; ++a) acceleration_(free_rows_[static_cast<std::size_t>(a)]) = free_rhs_(a);
+    }
+    for (Eigen::Index i = 0; i < np; ++i) {
+      const Eigen::Index row = prescribed_rows_[static_cast<std::size_t>(i)];
+      prescribed_force_(i) = mass_scratch_.row(row).dot(acceleration_) + force_bias_(row) - force_(row);
+    }
   }
 
   std::shared_ptr<const Model> model_;
@@ -237,6 +342,16 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
   Eigen::MatrixXd body_jacobian_, jacobian_u_, mass_scratch_;
   std::vector<Matrix6X> jacobians_, jacobian_rates_;
   BodyVelocityMaps base_map_;
+  // Prescribed motion (empty without): coordinates, q, q', q'' at the last tree state, rows of
+  // u (prescribed and free, the free ones with the base's first), the hybrid solver and its data.
+  PrescribedCoordinates prescribed_;
+  Eigen::VectorXd prescribed_position_, prescribed_rate_, prescribed_acceleration_, prescribed_force_;
+  std::vector<Eigen::Index> prescribed_rows_, free_rows_;
+  std::unique_ptr<HigherOrderDynamics> hybrid_;
+  HybridSplit split_;
+  Eigen::MatrixXd given_, hybrid_rates_, hybrid_forces_, free_mass_;
+  Eigen::VectorXd free_rhs_;
+  Eigen::LLT<Eigen::MatrixXd> free_mass_cholesky_;
 };
 
 // What a tree algorithm computes, for runs and for `liembs eval`.

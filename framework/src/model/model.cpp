@@ -71,6 +71,10 @@ std::size_t Model::joint_dof() const {
   return dof;
 }
 
+bool Model::has_prescribed_motion() const {
+  return std::any_of(joints.begin(), joints.end(), [](const Joint& joint) { return !joint.prescribed.empty(); });
+}
+
 std::vector<std::size_t> Model::free_bodies() const {
   std::vector<bool> moved(bodies.size(), false);
   for (const auto& joint : joints) moved[joint.child] = true;
@@ -333,26 +337,33 @@ Model read_urdf_model(const ConfigTable& table) {
   }
 }
 
+// The joint named by key `name` of a table keyed by joint names ([model.initial_position],
+// [model.prescribed]); an unknown or fixed joint fails at the key.
+Joint& joint_with_coordinates(const ConfigTable& values, const std::string& name, Model& model) {
+  const auto found = std::find_if(model.joints.begin(), model.joints.end(),
+                                  [&](const Joint& joint) { return joint.name == name; });
+  if (found == model.joints.end()) {
+    std::vector<std::string> names;  // joints with coordinates
+    for (const auto& joint : model.joints)
+      if (joint.dof() > 0) names.push_back(joint.name);
+    std::string message = "unknown joint '" + name + "'; joints: " + join_names(names);
+    const std::string suggestion = nearest_name(name, names);
+    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    values.fail(name, message);
+  }
+  if (found->dof() == 0) values.fail(name, "joint '" + name + "': a fixed joint has no coordinates");
+  return *found;
+}
+
 // [model.initial_position] / [model.initial_velocity]: joint name = value (a number, or an
 // array with one value per degree of freedom).
 void read_initial_values(const ConfigTable& table, std::string_view key, Model& model,
                          const std::set<std::string>& initial_given) {
   const auto values = table.optional_table(key);
   if (!values) return;
-  std::vector<std::string> names;  // joints with coordinates
-  for (const auto& joint : model.joints)
-    if (joint.dof() > 0) names.push_back(joint.name);
   for (const std::string& name : values->keys()) {
-    const auto found = std::find_if(model.joints.begin(), model.joints.end(),
-                                    [&](const Joint& joint) { return joint.name == name; });
-    if (found == model.joints.end()) {
-      std::string message = "unknown joint '" + name + "'; joints: " + join_names(names);
-      const std::string suggestion = nearest_name(name, names);
-      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-      values->fail(name, message);
-    }
+    Joint* const found = &joint_with_coordinates(*values, name, model);
     const std::string who = "joint '" + name + "': ";
-    if (found->dof() == 0) values->fail(name, who + "a fixed joint has no coordinates");
     if (initial_given.count(name + "/" + std::string(key)) != 0)
       values->fail(name, who + "also given as " + std::string(key) + " in its [[model.joints]] table");
     const Eigen::VectorXd read = read_joint_values(*values, name, found->dof(), who);
@@ -362,6 +373,50 @@ void read_initial_values(const ConfigTable& table, std::string_view key, Model& 
     } else {
       found->initial_velocity = read;
       found->initial_velocity_given = true;
+    }
+  }
+}
+
+// [model.prescribed]: joint name = q(t), an expression of t or a number for a 1-DoF joint, an
+// array of them (one per degree of freedom, in the joint's order) for a multi-DoF joint. The
+// initial position and rate then come from q(0), q'(0), so the file must not give them.
+void read_prescribed_motion(const ConfigTable& table, Model& model) {
+  const auto motions = table.optional_table("prescribed");
+  if (!motions) return;
+  for (const std::string& name : motions->keys()) {
+    Joint& joint = joint_with_coordinates(*motions, name, model);
+    const std::string who = "joint '" + name + "': ";
+    if (joint.initial_position_given || joint.initial_velocity_given)
+      motions->fail(name, who + "its initial position and rate come from the prescribed motion; remove its "
+                                "initial_position / initial_velocity");
+    if (!motions->is_array(name)) {
+      if (joint.dof() != 1)
+        motions->fail(name, who + "a " + std::string(to_string(joint.type)) + " joint has " +
+                                std::to_string(joint.dof()) + " coordinates: give an array of " +
+                                std::to_string(joint.dof()) + " expressions, one per coordinate");
+      joint.prescribed = {read_time_function(*motions, name)};
+      continue;
+    }
+    const std::vector<std::string> texts = motions->value_texts(name);
+    if (texts.size() != joint.dof())
+      motions->fail(name, who + "expected " + std::to_string(joint.dof()) + " expression(s), one per degree of "
+                                "freedom, found " + std::to_string(texts.size()));
+    std::vector<std::string> expressions;
+    try {
+      const std::vector<double> numbers = motions->numbers(name);
+      for (const double x : numbers) joint.prescribed.push_back(std::make_shared<const TimeFunction>(x));
+    } catch (const ConfigError&) {
+      expressions = motions->strings_or(name, {});
+    }
+    for (std::size_t k = 0; k < expressions.size(); ++k) {
+      try {
+        joint.prescribed.push_back(std::make_shared<const TimeFunction>(TimeFunction::parse(expressions[k])));
+      } catch (const ExpressionError& error) {
+        motions->fail(name, who + "coordinate " + std::to_string(k) + ": cannot read the expression \"" +
+                                expressions[k] + "\"" +
+                                (error.position() ? " at character " + std::to_string(error.position()) : std::string()) +
+                                ": " + error.what());
+      }
     }
   }
 }
@@ -442,6 +497,7 @@ Model load_model(const ConfigTable& table) {
   read_geometric_constraints(table, model);
   read_initial_values(table, "initial_position", model, initial_given);
   read_initial_values(table, "initial_velocity", model, initial_given);
+  read_prescribed_motion(table, model);
   read_loads(table, model);
   return model;
 }

@@ -2,6 +2,7 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/invariants.hpp>
+#include <liembs/sim/prescribed_motion.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/util/interrupt.hpp>
 
@@ -56,6 +57,10 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   registry.load();
 
   run.model = std::make_shared<const Model>(load_model(root.table("model")));
+  if (!simulate && run.model->has_prescribed_motion())
+    root.table("model").fail("prescribed", "prescribed joint motion is for 'liembs run'; 'liembs eval' takes the "
+                                           "motion from its input columns (algorithm 'hybrid-dynamics', "
+                                           "docs/higher-order.md)");
   const auto no_options = ConfigDocument::from_string("", "(default options)");
 
   if (simulate || root.contains("simulation")) {
@@ -104,6 +109,9 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   try {
     if (simulate) run.dynamics = run.algorithm->bind_forward_dynamics(context);
     else run.evaluator = run.algorithm->bind_evaluator(context);
+    if (simulate && run.model->has_prescribed_motion() && !dynamic_cast<PrescribedMotion*>(run.dynamics.get()))
+      throw ModelError("it does not support prescribed joint motion ([model.prescribed]); use 'aba' or "
+                       "'crba-cholesky' on a tree (or driving constraints in absolute coordinates)");
   } catch (const ModelError& error) {
     throw ModelError(where + "algorithm '" + run.algorithm_name + "'" +
                      (run.representation ? ", representation '" + run.representation_name + "'" : std::string()) +
@@ -122,7 +130,7 @@ std::string short_number(double x) {
 }
 
 void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints,
-                      bool normalization_column, bool with_multipliers) {
+                      bool normalization_column, bool with_multipliers, const PrescribedMotion* prescribed) {
   out << "time";
   for (const auto& body : model.bodies) {
     for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
@@ -136,6 +144,8 @@ void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSy
     for (const auto& block : constraints->blocks()) out << ",violation." << block.name;
     for (const auto& block : constraints->blocks()) out << ",velocity_violation." << block.name;
   }
+  if (prescribed)  // the generalized force each prescribed coordinate needs
+    for (const auto& name : prescribed->prescribed_coordinates()) out << ",tau." << name;
   if (with_multipliers) {
     for (const auto& block : constraints->blocks())
       for (Eigen::Index k = 0; k < block.rows; ++k) {
@@ -176,6 +186,10 @@ void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& pose
   for (const double v : violations) out << ',' << v;
 }
 
+void write_csv_values(std::ostream& out, const Eigen::VectorXd& values) {
+  for (const double v : values) out << ',' << v;
+}
+
 // Per-joint ||g|| and ||J V - nu|| at a state, in this order.
 std::vector<double> constraint_violations(ConstrainedSystem& constraints, const State& state, DaeTerms& terms) {
   constraints.evaluate(state, terms, dae::position_terms);
@@ -206,6 +220,20 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   State state = dynamics.initial_state();
   ConstrainedSystem* constraints = dynamics.constraints();
   RunSummary summary;
+  // Joints with a prescribed motion: their coordinates follow q(t) (prescribe), their forces
+  // are output columns, and the work they do balances the change of energy.
+  PrescribedMotion* const prescribed = model.has_prescribed_motion() ? dynamic_cast<PrescribedMotion*>(&dynamics) : nullptr;
+  Eigen::VectorXd prescribed_forces, prescribed_rates;
+  double prescribed_power = 0.0;
+  auto update_prescribed = [&](const State& x) {
+    if (!prescribed) return;
+    prescribed->prescribed_forces(x, prescribed_forces, prescribed_rates);
+    prescribed_power = prescribed_forces.dot(prescribed_rates);
+  };
+  if (prescribed) {
+    prescribed->prescribe(state);
+    summary.prescribed_coordinates = prescribed->prescribed_coordinates();
+  }
   DaeTerms constraint_terms;
   std::vector<double> violations;
   if (constraints) {
@@ -242,7 +270,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     if (run.write_trajectory) {
       trajectory = std::make_unique<AtomicFile>(*output.directory / "trajectory.csv");
       trajectory->stream() << std::setprecision(17);
-      write_csv_header(trajectory->stream(), model, constraints, has_normalization, multiplier_columns > 0);
+      write_csv_header(trajectory->stream(), model, constraints, has_normalization, multiplier_columns > 0, prescribed);
     }
     summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
   }
@@ -250,9 +278,11 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   const Invariants initial = invariants_at(state);
   double normalization_error = space.normalization_error(state);
   summary.normalization_error_max = normalization_error;
+  update_prescribed(state);
   if (trajectory) {
     write_csv_row(trajectory->stream(), state.time, poses, twists, initial,
                   has_normalization ? &normalization_error : nullptr, violations);
+    write_csv_values(trajectory->stream(), prescribed_forces);
     write_csv_multipliers(trajectory->stream(), nullptr, multiplier_columns);
     trajectory->stream() << '\n';
   }
@@ -297,6 +327,14 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     const Invariants now = invariants_at(state);
     summary.energy_drift_max =
         std::max(summary.energy_drift_max, std::abs(now.total_energy() - initial.total_energy()) / energy_scale);
+    if (prescribed) {  // W(t) by the trapezoidal rule in the power tau . q'
+      const double power_before = prescribed_power;
+      update_prescribed(state);
+      summary.prescribed_work += 0.5 * (state.time - time_before) * (power_before + prescribed_power);
+      summary.energy_balance_error_max =
+          std::max(summary.energy_balance_error_max,
+                   std::abs(now.total_energy() - initial.total_energy() - summary.prescribed_work) / energy_scale);
+    }
     summary.angular_momentum_drift_max = std::max(
         summary.angular_momentum_drift_max, (now.angular_momentum - initial.angular_momentum).norm() / momentum_scale);
     summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
@@ -314,6 +352,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     if (trajectory && (k % run.settings.output_every == 0 || k == steps)) {
       write_csv_row(trajectory->stream(), state.time, poses, twists, now,
                     has_normalization ? &normalization_error : nullptr, violations);
+      write_csv_values(trajectory->stream(), prescribed_forces);
       write_csv_multipliers(trajectory->stream(), run.integrator->multipliers(), multiplier_columns);
       trajectory->stream() << '\n';
     }
@@ -334,6 +373,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.simulated_seconds = state.time;
   summary.final_state = state;
+  if (prescribed) prescribed->prescribe(summary.final_state);  // integrated alongside, never used: exact
 
   if (summary_file) {
     // Keys in the order written; non-finite numbers become null.
@@ -360,6 +400,15 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     json["orthogonality_error_max"] = summary.orthogonality_error_max;
     if (has_normalization) json["normalization_error_max"] = summary.normalization_error_max;
     if (space.chart_dimension() > 0) json["chart_switches"] = summary.chart_switches;
+    if (prescribed) {
+      std::vector<std::string> joints;  // each prescribed joint once
+      for (const auto& joint : model.joints)
+        if (!joint.prescribed.empty()) joints.push_back(joint.name);
+      json["prescribed_joints"] = joints;
+      json["prescribed_coordinates"] = summary.prescribed_coordinates;
+      json["prescribed_work"] = summary.prescribed_work;
+      if (model.is_conservative()) json["energy_balance_error_max_relative"] = summary.energy_balance_error_max;
+    }
     if (constraints) {
       json["initial_projection_iterations"] = summary.initial_projection_iterations;
       json["driver_swaps"] = summary.driver_swaps;

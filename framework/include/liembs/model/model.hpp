@@ -67,6 +67,9 @@ struct Joint {
   // Whether the file gave them (not defaulted to zero). Rates given in the file are kept by
   // the initial velocity projection of a closed-loop system; the others are adjusted.
   bool initial_position_given = false, initial_velocity_given = false;
+  // A prescribed motion q(t) per degree of freedom ([model.prescribed]; docs/prescribed-motion.md),
+  // or empty for a joint that moves freely. A tree run then integrates hybrid dynamics.
+  std::vector<std::shared_ptr<const TimeFunction>> prescribed;
 
   std::size_t dof() const { return screws.size(); }
 };
@@ -126,6 +129,8 @@ struct Model {
   std::size_t joint_dof() const;
   // Bodies that are no joint's child (they float on the run's group).
   std::vector<std::size_t> free_bodies() const;
+  // True when some joint follows a prescribed motion (Joint::prescribed).
+  bool has_prescribed_motion() const;
   // True when the only forces are gravity (energy is then an invariant).
   bool is_conservative() const { return loads.empty(); }
   // True when no external force acts (spatial momentum is then an invariant).
@@ -137,7 +142,8 @@ struct Model {
 // violating the triangle inequality, rotation not orthonormal; errors name the body.
 // With `urdf = "file"` (relative to the TOML file) the bodies and joints come from the URDF
 // file (import_urdf); a URDF problem is a ModelError naming the key's position.
-// [model.initial_position] / [model.initial_velocity] set joint values by joint name.
+// [model.initial_position] / [model.initial_velocity] set joint values by joint name, and
+// [model.prescribed] joint motions as expressions of t (docs/prescribed-motion.md).
 // [[model.constraints]] adds geometric constraints (docs/geometric-constraints.md); with
 // `json = "file"` the bodies' poses and velocities and the constraints come from a model
 // file in the JSON schema of paper 004's authors, and [[model.bodies]] give their inertia.

@@ -63,6 +63,12 @@ struct RunSummary {
   std::vector<double> constraint_violation_max, velocity_violation_max;
   int initial_projection_iterations = 0;
   long long driver_swaps = 0;  // ConstrainedSystem::switch_drivers over the run
+  // Prescribed joint motion (docs/prescribed-motion.md): the prescribed coordinates, the work
+  // their forces did (trapezoidal rule over the steps), and max |E(t) - E(0) - W(t)| relative
+  // to the energy scale (the energy balance that replaces energy conservation).
+  std::vector<std::string> prescribed_coordinates;
+  double prescribed_work = 0.0;
+  double energy_balance_error_max = 0.0;
   State final_state;
 };
 
