@@ -424,7 +424,7 @@ TEST_CASE("every joint prescribed: the trajectory's force columns are inverse dy
   std::filesystem::remove_all(out);
 }
 
-TEST_CASE("nothing prescribed is the ordinary run; a joint held constant is a fixed joint", "[prescribed]") {
+TEST_CASE("nothing prescribed is the ordinary run, a joint held constant is a fixed joint", "[prescribed]") {
   const Pendulum pendulum;
   // An empty [model.prescribed] table: bit for bit the run without it.
   std::string ordinary = pendulum.toml("");
