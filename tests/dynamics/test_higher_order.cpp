@@ -42,6 +42,7 @@ using liembs::testing::random_tree_model;
 using liembs::testing::random_vector;
 using liembs::testing::lagrangian_closed_form;
 using liembs::testing::LagrangianClosedForm;
+using liembs::testing::first_order_closed_form;
 using liembs::testing::RepresentationPlugins;
 using liembs::testing::tree_variants;
 using namespace liembs::testing::jets;
@@ -489,6 +490,41 @@ TEST_CASE("Lemma 1: Mbar'/2 - C is skew-symmetric, Mbar' by central differences 
       CHECK(std::abs(nu.dot((mass_rate - 2.0 * closed.coriolis) * nu)) < 1e-7 * scale * nu.squaredNorm());
       // Not trivially: the skew part is not zero.
       CHECK((K - K.transpose()).cwiseAbs().maxCoeff() > 1e-3 * scale);
+    }
+  }
+}
+
+TEST_CASE("the first-order closed form (14)-(19) gives order 1 of H-GRNE (T8)", "[dynamics][higher-order]") {
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  for (auto [name, model] : test_models()) {
+    INFO("model " << name);
+    // (19) covers body-frame loads only.
+    std::erase_if(model.loads, [](const AppliedWrench& load) { return load.frame == AppliedWrench::Frame::world; });
+    Bound bound = bind(*plugins().loaded[0].second, model, 1);
+    const KinematicTree& tree = *bound.tree;
+    const int n = tree.dof(), nv = tree.velocity_dimension();
+    if (nv == 0) continue;
+    for (unsigned seed = 0; seed < 3; ++seed) {
+      const TreeState state = random_state(tree, 160 + seed);
+      const Eigen::MatrixXd rates = random_matrix(nv, 2, 170 + seed);
+      Eigen::MatrixXd forces;
+      bound.higher->inverse_dynamics(state, rates, forces);
+      const LagrangianClosedForm closed = lagrangian_closed_form(tree, state);
+      // The paper's nu' and nu'': V^s = Ad_C V^b, V^s' = Ad_C V^b', V^s'' = Ad_C (V^b'' + ad_{V^b} V^b').
+      Eigen::VectorXd nu_rate = rates.col(0), nu_second_rate = rates.col(1);
+      if (tree.floating_base) {
+        const Mat6 Ad = se3::Ad(state.base);
+        nu_rate.head<6>() = Ad * rates.col(0).head<6>();
+        nu_second_rate.head<6>() = Ad * (rates.col(1).head<6>() + se3::ad(state.base_twist) * rates.col(0).head<6>());
+      }
+      const Eigen::VectorXd closed_form_rate = first_order_closed_form(closed, nu_rate, nu_second_rate);
+      const double scale = std::max(1.0, forces.col(1).cwiseAbs().maxCoeff());
+      if (n > 0) CHECK((closed_form_rate.tail(n) - forces.col(1).tail(n)).cwiseAbs().maxCoeff() < 1e-12 * scale);
+      if (tree.floating_base) {
+        // The base row is Ad_C^-T (W^b)' = (W^s)' + ad^T_{V^s} W^s (the note's caveat on (16)).
+        const Mat6 Ad_inverse_T = se3::Ad_inverse(state.base).transpose();
+        CHECK((closed_form_rate.head<6>() - Ad_inverse_T * forces.col(1).head<6>()).cwiseAbs().maxCoeff() < 1e-12 * scale);
+      }
     }
   }
 }

@@ -30,6 +30,10 @@ struct LagrangianClosedForm {
   // T: u (LieMBS, base body twist) -> nu (paper, base spatial twist), nu = T u; also
   // tau_LieMBS = T^T tau_paper (the base's body-frame wrench from its spatial wrench).
   Eigen::MatrixXd to_paper;
+  // The stacked quantities of Table 2: S, G_p, M, V = G_p S nu, G_I, W_app^0.
+  Eigen::MatrixXd S, Gp, M;
+  Eigen::VectorXd V, G_I, W_app;
+  bool floating = false;
 };
 
 inline LagrangianClosedForm lagrangian_closed_form(const KinematicTree& tree, const TreeState& state) {
@@ -91,7 +95,58 @@ inline LagrangianClosedForm lagrangian_closed_form(const KinematicTree& tree, co
     W_app.segment<6>(6 * b) += spatial;
   }
   out.applied = -S.transpose() * Gc * W_app;
+  out.S = S;
+  out.Gp = Gp;
+  out.M = M;
+  out.V = V;
+  out.G_I = G_I;
+  out.W_app = W_app;
+  out.floating = base == 1;
   return out;
+}
+
+// Block-diagonal ad_x of a stacked twist x (6N), and its transpose.
+inline Eigen::MatrixXd stacked_ad(const Eigen::VectorXd& x) {
+  Eigen::MatrixXd out = Eigen::MatrixXd::Zero(x.size(), x.size());
+  for (Eigen::Index b = 0; b < x.size() / 6; ++b) out.block<6, 6>(6 * b, 6 * b) = se3::ad(x.segment<6>(6 * b));
+  return out;
+}
+
+// The left side of the first-order closed form (14) in the paper's coordinates,
+//   Mbar nu'' + hbar' + g' + tau_ext',
+// with (16)-(19) as printed (constant body-frame loads, W^b' = 0; world-frame loads are
+// not of the form (13) and must be absent):
+//   hbar'    = S^T ad_V^T G_c Pi'_I + S^T (G_c Pi''_I - G_c M G_p S nu'')                    (16)
+//   g'       = -S^T ad_V^T G_c M G_I + S^T G_c (M ad_V + ad_V^T M) G_I                       (17-18)
+//   tau_ext' = S^T (G_c ad_V^T - ad_V^T G_c) W_app^0                                         (19)
+// where Pi_I = M V per body and its derivatives by (61)-(62) with V' = G_p (S nu' + S' nu),
+// V'' = G_p (S nu'' + 2 S' nu' + S'' nu), S' = ad_V S, S'' = ad_{V'} S + ad_V S' (Table 5).
+// Table 2's S' has a zero base block, but (16)-(17) write S'^T as S^T ad_V^T, whose base
+// block is ad_{V_1}^T (note section 4, "Caveat"): the base row is the body-frame wrench's
+// rate mapped to the world, Ad_C^-T (W^b)', not (W^s)'.
+inline Eigen::VectorXd first_order_closed_form(const LagrangianClosedForm& closed, const Eigen::VectorXd& nu_rate,
+                                               const Eigen::VectorXd& nu_second_rate) {
+  const Eigen::MatrixXd &S = closed.S, &Gp = closed.Gp, &M = closed.M;
+  const Eigen::MatrixXd Gc = Gp.transpose();
+  const Eigen::MatrixXd adV = stacked_ad(closed.V);
+  Eigen::MatrixXd S_rate = adV * S;  // Table 2: S' = blockdiag(0, ad_{V_i} S_i)
+  if (closed.floating) S_rate.topRows<6>().setZero();
+  const Eigen::VectorXd V_rate = Gp * (S * nu_rate + S_rate * closed.velocity);
+  const Eigen::MatrixXd adV_rate = stacked_ad(V_rate);
+  Eigen::MatrixXd S_second_rate = adV_rate * S + adV * S_rate;
+  if (closed.floating) S_second_rate.topRows<6>().setZero();
+  const Eigen::VectorXd V_second_rate = Gp * (S * nu_second_rate + 2.0 * S_rate * nu_rate + S_second_rate * closed.velocity);
+  // (61): M' = -(M ad_V + ad_V^T M), M'' = -(M' ad_V + M ad_V' + ad_V'^T M + ad_V^T M').
+  const Eigen::MatrixXd M_rate = -(M * adV + adV.transpose() * M);
+  const Eigen::MatrixXd M_second_rate = -(M_rate * adV + M * adV_rate + adV_rate.transpose() * M + adV.transpose() * M_rate);
+  const Eigen::VectorXd momentum_rate = M * V_rate + M_rate * closed.V;                                          // (62)
+  const Eigen::VectorXd momentum_second_rate = M * V_second_rate + 2.0 * M_rate * V_rate + M_second_rate * closed.V;  // (62)
+  const Eigen::MatrixXd St = S.transpose(), adVt = adV.transpose();
+  const Eigen::VectorXd hbar_rate =
+      St * adVt * Gc * momentum_rate + St * (Gc * momentum_second_rate - Gc * M * Gp * S * nu_second_rate);  // (16)
+  const Eigen::VectorXd gravity_rate = -St * adVt * Gc * M * closed.G_I + St * Gc * (M * adV + adVt * M) * closed.G_I;  // (17-18)
+  const Eigen::VectorXd applied_rate = St * (Gc * adVt - adVt * Gc) * closed.W_app;                                // (19)
+  return closed.mass * nu_second_rate + hbar_rate + gravity_rate + applied_rate;
 }
 
 }  // namespace liembs::testing
