@@ -1,0 +1,174 @@
+#include "adolc_taylor.hpp"
+
+#include "time_series.hpp"
+
+#include <liembs/error.hpp>
+
+#include <adolc/adalloc.h>
+#include <adolc/adouble.h>
+#include <adolc/interfaces.h>
+#include <adolc/taping.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace liembs::ad_baseline {
+
+TaylorBuffer::~TaylorBuffer() {
+  if (rows_) myfree2(rows_);
+}
+
+double** TaylorBuffer::resize(int rows, int columns) {
+  if (rows > row_count_ || columns > column_count_) {
+    if (rows_) myfree2(rows_);
+    row_count_ = std::max(rows, row_count_);
+    column_count_ = std::max(columns, column_count_);
+    rows_ = myalloc2(static_cast<std::size_t>(row_count_), static_cast<std::size_t>(column_count_));
+  }
+  return rows_;
+}
+
+namespace {
+
+// Number of operations on the tape; the tape must have stayed in memory (a tape written
+// to files would time the disk, and leave files in the working directory).
+std::size_t check_tape(short tag, const char* what) {
+  std::size_t stats[STAT_SIZE];
+  tapestats(tag, stats);
+  if (stats[OP_FILE_ACCESS] || stats[LOC_FILE_ACCESS] || stats[VAL_FILE_ACCESS])
+    throw Error(std::string("AD baseline: the ADOL-C tape of ") + what + " (" + std::to_string(stats[NUM_OPERATIONS]) +
+                " operations) does not fit ADOL-C's memory buffers; use a smaller model");
+  return stats[NUM_OPERATIONS];
+}
+
+// Starts a tape with buffers large enough to keep the tape of a tree of `dof` degrees of
+// freedom in memory (ADOL-C's defaults hold about 50 DoF; a tape that overflows them goes to
+// files).
+void start_tape(short tag, int dof) {
+  const auto size = static_cast<uint>(std::max(524288, 16384 * (dof + 7)));
+  trace_on(tag, 0, size, size, size, 524288);
+}
+
+// Declares x (a sample value) an independent.
+std::vector<adouble> independents(int count) {
+  std::vector<adouble> x(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) x[static_cast<std::size_t>(i)] <<= 0.1 + 0.01 * i;
+  return x;
+}
+
+}  // namespace
+
+AdolcInverseDynamics::AdolcInverseDynamics(std::shared_ptr<const ScalarTree> tree, short tag)
+    : tree_(std::move(tree)), tag_(tag) {
+  const int n = tree_->dof(), base = tree_->floating ? 15 : 0;
+  independents_ = base + 3 * n;
+  dependents_ = tree_->velocity_dimension();
+  start_tape(tag_, tree_->dof());
+  {
+    std::vector<adouble> x = independents(independents_), force(static_cast<std::size_t>(dependents_));
+    const adouble* joints = x.data() + base;
+    ad_baseline::inverse_dynamics<adouble>(*tree_, x.data(), x.data() + 3, x.data() + 9, joints, joints + n, joints + 2 * n, force.data());
+    double value;
+    for (auto& y : force) y >>= value;
+  }
+  trace_off();
+  operations_ = check_tape(tag_, "RNEA");
+}
+
+void AdolcInverseDynamics::inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) {
+  const ScalarTree& tree = *tree_;
+  const int r = static_cast<int>(rates.cols()) - 1, n = tree.dof(), nv = dependents_;
+  if (rates.rows() != nv || r < 0 || state.q.size() != n || state.qd.size() != n)
+    throw Error("AD baseline RNEA: expected a state with " + std::to_string(n) + " joints and rates with " +
+                std::to_string(nv) + " rows");
+  double** X = X_.resize(independents_, r + 1);
+  double** Y = Y_.resize(dependents_, r + 1);
+  // q, q', q'' (degree r needs q up to q^(r+2)).
+  const int offset = tree.floating ? 6 : 0, base = tree.floating ? 15 : 0;
+  joint_coefficients(state, rates, offset, r + 2, joints_);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k <= r; ++k) {
+      X[base + i][k] = joints_(i, k);
+      X[base + n + i][k] = (k + 1) * joints_(i, k + 1);                   // q'^(k)/k!
+      X[base + 2 * n + i][k] = (k + 1) * (k + 2) * joints_(i, k + 2);    // q''^(k)/k!
+    }
+  if (tree.floating) {
+    omega_.resize(3, r + 1);
+    for (int k = 0; k <= r; ++k) {
+      const double scale = 1.0 / factorial(k);
+      for (int c = 0; c < 6; ++c) {
+        const double twist = k == 0 ? state.base_twist(c) : rates(c, k - 1);
+        X[3 + c][k] = twist * scale;              // V^(k)/k!
+        X[9 + c][k] = rates(c, k) * scale;        // V'^(k)/k!
+        if (c < 3) omega_(c, k) = X[3 + c][k];
+      }
+    }
+    gravity_coefficients(state.base.R, tree.gravity, omega_, r, gamma_);
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k <= r; ++k) X[c][k] = gamma_(c, k);
+  }
+  forward(tag_, dependents_, independents_, r, 0, X, Y);
+  forces.resize(nv, r + 1);
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k <= r; ++k) forces(i, k) = Y[i][k] * factorial(k);
+}
+
+AdolcForwardDynamics::AdolcForwardDynamics(std::shared_ptr<const ScalarTree> tree, short tag)
+    : tree_(std::move(tree)), tag_(tag) {
+  const int n = tree_->dof(), base = tree_->floating ? 9 : 0;
+  independents_ = base + 2 * n + tree_->velocity_dimension();
+  dependents_ = tree_->velocity_dimension();
+  start_tape(tag_, tree_->dof());
+  {
+    std::vector<adouble> x = independents(independents_), acceleration(static_cast<std::size_t>(dependents_));
+    const adouble* joints = x.data() + base;
+    ad_baseline::forward_dynamics<adouble>(*tree_, x.data(), x.data() + 3, joints, joints + n, joints + 2 * n, acceleration.data());
+    double value;
+    for (auto& y : acceleration) y >>= value;
+  }
+  trace_off();
+  operations_ = check_tape(tag_, "ABA");
+}
+
+void AdolcForwardDynamics::forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, Eigen::MatrixXd& rates) {
+  const ScalarTree& tree = *tree_;
+  const int r = static_cast<int>(forces.cols()) - 1, n = tree.dof(), nv = dependents_;
+  if (forces.rows() != nv || r < 0 || state.q.size() != n || state.qd.size() != n)
+    throw Error("AD baseline ABA: expected a state with " + std::to_string(n) + " joints and forces with " +
+                std::to_string(nv) + " rows");
+  double** X = X_.resize(independents_, r + 1);
+  double** Y = Y_.resize(dependents_, r + 1);
+  const int base = tree.floating ? 9 : 0, tau = base + 2 * n;
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k <= r; ++k) X[tau + i][k] = forces(i, k) / factorial(k);
+  for (int i = 0; i < n; ++i) X[base + i][0] = state.q(i), X[base + n + i][0] = state.qd(i);
+  if (tree.floating) {
+    const Vec3 gamma = state.base.R.transpose() * tree.gravity;
+    for (int c = 0; c < 3; ++c) X[c][0] = gamma(c);
+    for (int c = 0; c < 6; ++c) X[3 + c][0] = state.base_twist(c);
+  }
+  for (int d = 0; d <= r; ++d) {
+    if (d > 0) {  // the inputs' coefficients of degree d from the outputs' of degree d - 1
+      for (int i = 0; i < n; ++i) {
+        X[base + i][d] = X[base + n + i][d - 1] / d;        // q_d = q'_{d-1} / d
+        X[base + n + i][d] = Y[6 * tree.floating + i][d - 1] / d;  // q'_d = q''_{d-1} / d
+      }
+      if (tree.floating) {
+        for (int c = 0; c < 6; ++c) X[3 + c][d] = Y[c][d - 1] / d;  // V_d = V'_{d-1} / d
+        for (int c = 0; c < 3; ++c) {                               // d gamma_d = sum gamma_j x w_{d-1-j}
+          double sum = 0.0;
+          const int c1 = (c + 1) % 3, c2 = (c + 2) % 3;
+          for (int j = 0; j < d; ++j) sum += X[c1][j] * X[3 + c2][d - 1 - j] - X[c2][j] * X[3 + c1][d - 1 - j];
+          X[c][d] = sum / d;
+        }
+      }
+    }
+    forward(tag_, dependents_, independents_, d, 0, X, Y);
+  }
+  rates.resize(nv, r + 1);
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k <= r; ++k) rates(i, k) = Y[i][k] * factorial(k);
+}
+
+}  // namespace liembs::ad_baseline

@@ -1,0 +1,70 @@
+#pragma once
+// ADOL-C baseline for the higher-order dynamics: the scalar RNEA and ABA
+// (scalar_tree_dynamics.hpp) taped once on adouble, then univariate Taylor coefficients
+// propagated through the tape in forward mode, forward(tag, m, n, d, keep, X, Y) with degree
+// d: the efficient way to get time derivatives with AD. Taylor coefficients are x^(k) / k!.
+// Same matrices as HigherOrderDynamics (column k of rates = u^(k+1), of forces = tau^(k)).
+//
+// The tapes have no value-dependent branches, so one tape serves every state.
+#include "scalar_tree_dynamics.hpp"
+
+#include <liembs/dynamics/tree_state.hpp>
+
+#include <Eigen/Core>
+
+#include <memory>
+
+namespace liembs::ad_baseline {
+
+// Taylor buffers in ADOL-C's layout (double** of rows x columns), grown on demand.
+class TaylorBuffer {
+ public:
+  TaylorBuffer() = default;
+  TaylorBuffer(const TaylorBuffer&) = delete;
+  TaylorBuffer& operator=(const TaylorBuffer&) = delete;
+  ~TaylorBuffer();
+  double** resize(int rows, int columns);  // keeps nothing
+  double** rows() const { return rows_; }
+
+ private:
+  double** rows_ = nullptr;
+  int row_count_ = 0, column_count_ = 0;
+};
+
+// Inverse dynamics. Independents: gamma (floating), V, V' (floating), q, q', q''; dependents:
+// the forces. One forward sweep of degree r gives tau^(0..r).
+class AdolcInverseDynamics {
+ public:
+  AdolcInverseDynamics(std::shared_ptr<const ScalarTree> tree, short tag);
+  // Order-0 value by a zero-order sweep of the tape (checks the tape against the double code).
+  void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces);
+  std::size_t tape_operations() const { return operations_; }
+
+ private:
+  std::shared_ptr<const ScalarTree> tree_;
+  short tag_;
+  int independents_, dependents_;
+  std::size_t operations_ = 0;
+  TaylorBuffer X_, Y_;
+  Eigen::MatrixXd joints_, omega_, gamma_;
+};
+
+// Forward dynamics. Independents: gamma (floating), V (floating), q, q', tau; dependents: u'.
+// The inputs' coefficients of degree d need the outputs' of degree d - 1 (q' = u'...), so
+// order r takes r + 1 sweeps of degree 0, 1, ..., r (the Taylor ODE iteration of ADOL-C's
+// forode, with the forces as a given input series): O(r^3) against H-GABI's O(r^2).
+class AdolcForwardDynamics {
+ public:
+  AdolcForwardDynamics(std::shared_ptr<const ScalarTree> tree, short tag);
+  void forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, Eigen::MatrixXd& rates);
+  std::size_t tape_operations() const { return operations_; }
+
+ private:
+  std::shared_ptr<const ScalarTree> tree_;
+  short tag_;
+  int independents_, dependents_;
+  std::size_t operations_ = 0;
+  TaylorBuffer X_, Y_;
+};
+
+}  // namespace liembs::ad_baseline
