@@ -284,9 +284,9 @@ void forward_dynamics(const ScalarTree& tree, const S* gamma, const S* V, const 
     V6<S> projected_bias = add(bias_force[k], times(projected, bias_acceleration[k]));
     for (int r = 0; r < 6; ++r) projected_bias[r] += U[k][r] * u[k] / D[k];
     const int p = tree.parent[k];
+    if (p < 0 && !tree.floating) continue;  // the world takes it
     M6<S>& target_inertia = p < 0 ? base_articulated : articulated[static_cast<std::size_t>(p)];
     V6<S>& target_bias = p < 0 ? base_bias : bias_force[static_cast<std::size_t>(p)];
-    if (p < 0 && !tree.floating) continue;
     const M6<S> moved = transform[k].inertia_to_parent(projected);
     for (int r = 0; r < 36; ++r) target_inertia[static_cast<std::size_t>(r)] += moved[static_cast<std::size_t>(r)];
     target_bias = add(target_bias, transform[k].wrench_to_parent(projected_bias));
