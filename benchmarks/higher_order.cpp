@@ -96,7 +96,9 @@ Problem make_problem(const std::string& name, const std::string& urdf, Registry&
 }
 
 std::string key(const std::string& model, const std::string& kernel, const std::string& who, int r = -1) {
-  return model + "/" + kernel + "/" + who + (r >= 0 ? "/" + std::to_string(r) : "");
+  std::string name = model + "/" + kernel + "/" + who;
+  if (r >= 0) name.append("/").append(std::to_string(r));
+  return name;
 }
 
 void add(const std::string& name, std::function<void()> body, double min_time = 0.05) {
