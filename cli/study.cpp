@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <thread>
 
 namespace po = boost::program_options;
@@ -64,10 +65,41 @@ void print_progress(const study::Progress& p) {
 }
 
 std::string short_number(double x) {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   if (!std::isfinite(x)) return "-";
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.3g", x);
   return buffer;
+}
+
+// One line per model and algorithm (the axis values but the representation): the time per
+// call of each representation, its ratio to the fastest and the largest difference.
+void print_algorithm_costs(const study::StudyResults& results) {
+  const auto& d = results.definition;
+  const int representation_axis = study::representation_axis(d);
+  std::vector<std::string> labels;
+  std::map<std::string, std::string> lines;
+  std::map<std::string, double> differences;
+  for (std::size_t i = 0; i < results.cases.size(); ++i) {
+    const auto& item = results.cases[i];
+    const auto& r = results.records[i];
+    if (!std::isfinite(r.ns_per_call_median)) continue;
+    std::string label = d.models[item.model].name;
+    for (std::size_t a = 0; a < d.axes.size(); ++a)
+      if (static_cast<int>(a) != representation_axis && item.choice[a] >= 0)
+        label += " " + d.axes[a].name + "=" + d.axes[a].labels[static_cast<std::size_t>(item.choice[a])];
+    if (!lines.count(label)) labels.push_back(label);
+    std::string& line = lines[label];
+    line += (line.empty() ? "" : ", ") + (r.representation.empty() ? std::string("-") : r.representation) + " " +
+            short_number(r.ns_per_call_median) + " ns (x" + short_number(results.ratio_to_best[i]) + ")";
+    if (!std::isnan(r.max_relative_difference))
+      differences[label] = std::max(differences.count(label) ? differences[label] : 0.0, r.max_relative_difference);
+  }
+  for (const auto& label : labels) {
+    std::cout << "  " << label << ": " << lines[label];
+    if (differences.count(label)) std::cout << "; largest difference " << short_number(differences[label]);
+    std::cout << "\n";
+  }
 }
 
 }  // namespace
@@ -76,7 +108,7 @@ int study_command(const std::vector<std::string>& arguments) {
   po::options_description options("Options");
   options.add_options()
       ("output,o", po::value<std::string>(), "output folder (default: liembs-output/<study file stem>)")
-      ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores)")
+      ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings)")
       ("force", "run every case again, ignoring the results cached in the output folder")
       ("list", "print the cases and exit without running them")
       ("no-report", "do not write report.html");
@@ -98,7 +130,12 @@ int study_command(const std::vector<std::string>& arguments) {
   }
 
   study::ExecutionOptions execution;
-  execution.jobs = values.count("jobs") ? values["jobs"].as<unsigned>() : std::max(1u, std::thread::hardware_concurrency());
+  const bool algorithms = definition.kind == study::StudyKind::algorithms;
+  // Timings run side by side disturb each other: an algorithm study times one case at a time
+  // unless asked otherwise.
+  execution.jobs = values.count("jobs") ? values["jobs"].as<unsigned>()
+                   : algorithms         ? 1u
+                                        : std::max(1u, std::thread::hardware_concurrency());
   if (execution.jobs == 0) throw po::error("--jobs must be at least 1");
   execution.force = values.count("force") > 0;
   if (values.count("plugin-path")) execution.plugin_paths = values["plugin-path"].as<std::vector<std::string>>();
@@ -113,7 +150,7 @@ int study_command(const std::vector<std::string>& arguments) {
   if (show_progress) std::fprintf(stderr, "\n");
   const study::StudyResults results = study::analyse(std::move(definition), std::move(cases), std::move(records));
   study::write_results_csv(results, output);
-  study::write_series_csv(results, output);
+  if (!algorithms) study::write_series_csv(results, output);
   study::write_study_json(results, output);
 
   std::string report_note;
@@ -152,10 +189,11 @@ int study_command(const std::vector<std::string>& arguments) {
                   << (matched.cpu_seconds ? short_number(*matched.cpu_seconds) + " s CPU" : "not reached");
       std::cout << "\n";
     }
+    if (algorithms) print_algorithm_costs(results);
     for (std::size_t i = 0; i < results.records.size(); ++i)
       if (!results.records[i].ok)
         std::cout << "  failed: " << results.cases[i].id << ": " << results.records[i].error << "\n";
-    std::cout << "  outputs in " << output.string() << ": results.csv, series.csv, study.json"
+    std::cout << "  outputs in " << output.string() << ": results.csv" << (algorithms ? "" : ", series.csv") << ", study.json"
               << (report_note.empty() && !values.count("no-report") ? ", report.html" : "") << "\n";
   }
   if (!report_note.empty()) std::cerr << "liembs study: " << report_note << "\n";

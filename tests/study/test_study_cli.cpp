@@ -2,6 +2,7 @@
 // aside), an interrupted study re-runs only the missing cases, failing cases are rows, the
 // report contains every figure it announces, and schema errors exit 2.
 #include "../support/cli_process.hpp"
+#include "study_csv.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -20,6 +21,9 @@ namespace {
 
 using Result = cli_test::CliResult;
 using cli_test::read_file;
+using study_test::count;
+using study_test::csv_rows;
+using study_test::csv_without;
 
 fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-study-cli-test", name); }
 
@@ -36,38 +40,6 @@ fs::path small_study(const fs::path& dir) {
                          "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.01]\nladder = true\n"
                          "[measure]\nsample_interval = 0.05\ntargets = [1e-5]\n";
   return file;
-}
-
-// The rows of a CSV text with the given columns removed (by header name).
-std::vector<std::vector<std::string>> csv_without(const std::string& text, const std::vector<std::string>& dropped) {
-  std::vector<std::vector<std::string>> rows;
-  std::stringstream lines(text);
-  std::vector<bool> keep;
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> fields;
-    std::string field;
-    bool quoted = false;
-    for (const char c : line) {
-      if (c == '"') quoted = !quoted;
-      if (c == ',' && !quoted) fields.push_back(field), field.clear();
-      else field += c;
-    }
-    fields.push_back(field);
-    if (keep.empty())
-      for (const auto& name : fields)
-        keep.push_back(std::find(dropped.begin(), dropped.end(), name) == dropped.end());
-    std::vector<std::string> kept;
-    for (std::size_t i = 0; i < fields.size(); ++i)
-      if (i < keep.size() && keep[i]) kept.push_back(fields[i]);
-    rows.push_back(kept);
-  }
-  return rows;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -175,21 +147,6 @@ TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][
   CHECK(liembs("study --help").status == 0);
 }
 
-namespace {
-
-// Rows of a CSV file as maps from column name to text.
-std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
-  const auto rows = csv_without(text, {});
-  std::vector<std::map<std::string, std::string>> result;
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    std::map<std::string, std::string> row;
-    for (std::size_t j = 0; j < rows[0].size() && j < rows[i].size(); ++j) row[rows[0][j]] = rows[i][j];
-    result.push_back(row);
-  }
-  return result;
-}
-
-}  // namespace
 
 TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK4 order 4", "[study][cli][paper-002]") {
   const fs::path out = scratch("paper-002") / "out";

@@ -2,6 +2,7 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/study/algorithm_timing.hpp>
 #include <liembs/study/execution.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 namespace liembs::study {
 
@@ -68,6 +70,73 @@ double sample_interval_of(const Definition& definition, const Run& run) {
   return definition.measure.sample_interval > 0 ? definition.measure.sample_interval : run.settings.end_time / 100.0;
 }
 
+// The representation an algorithm case is compared with: the first value of the
+// representation axis, or empty (no such axis, or the case is that representation).
+std::string comparison_representation(const Definition& definition, const Case& item) {
+  const int axis = representation_axis(definition);
+  if (axis < 0 || item.choice[static_cast<std::size_t>(axis)] <= 0) return {};
+  return value_label(definition.axes[static_cast<std::size_t>(axis)].values.front().front());
+}
+
+// An algorithm case: its algorithm timed on random states of its model, and its outputs
+// compared with those of the study's first representation on the same states.
+void run_algorithm_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths,
+                        CaseRecord& record) {
+  const Timing& timing = definition.timing;
+  Registry registry;
+  set_up_registry(registry, plugin_paths);
+  Run run = load_run(case_document(definition, item), registry, RunPurpose::evaluate);
+  record.algorithm = run.algorithm_name;
+  record.representation = run.representation_name;
+  for (const auto& body : run.model->bodies) record.bodies.push_back(body.name);
+  BatchEvaluator& evaluator = *run.evaluator;
+  record.inputs = evaluator.input_columns().size();
+  record.outputs = evaluator.output_columns().size();
+  record.states = timing.states;
+  record.repetitions = timing.repetitions;
+  const auto states = static_cast<std::size_t>(timing.states);
+  const std::vector<double> inputs =
+      random_states(evaluator.input_columns(), states, static_cast<unsigned long long>(timing.seed));
+  std::vector<double> outputs;
+  const double cpu_start = cpu_seconds_now();
+  const auto wall_start = std::chrono::steady_clock::now();
+  const CallTiming timed = time_calls(evaluator, inputs, states, timing.warmup, timing.repetitions, outputs);
+  record.cpu_seconds = cpu_seconds_now() - cpu_start;
+  record.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  record.ns_per_call_median = timed.ns_median;
+  record.ns_per_call_min = timed.ns_min;
+  record.ok = true;
+
+  const std::string compared = comparison_representation(definition, item);
+  if (compared.empty()) {
+    if (representation_axis(definition) >= 0) record.max_relative_difference = 0.0;  // the first representation itself
+    return;
+  }
+  auto document = case_document(definition, item);
+  document->set_override("representation.name=\"" + compared + "\"");
+  Registry reference_registry;  // declared before the run whose code it holds
+  set_up_registry(reference_registry, plugin_paths);
+  Run reference = load_run(document, reference_registry, RunPurpose::evaluate);
+  if (reference.evaluator->output_columns() != evaluator.output_columns() ||
+      reference.evaluator->input_columns() != evaluator.input_columns())
+    throw ModelError("representation '" + record.representation + "' gives other columns than '" + compared + "'");
+  std::vector<double> expected(states * record.outputs);
+  for (std::size_t s = 0; s < states; ++s)
+    reference.evaluator->evaluate(inputs.data() + s * record.inputs, expected.data() + s * record.outputs);
+  const Difference difference = max_relative_difference(outputs, expected, record.outputs);
+  record.compared_with = compared;
+  record.max_relative_difference = difference.value;
+  if (!(difference.value <= timing.tolerance)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3g (tolerance %.3g)", difference.value, timing.tolerance);
+    record.ok = false;
+    record.failure_kind = "disagreement";
+    record.error = "representation '" + record.representation + "' disagrees with '" + compared +
+                   "': largest relative difference " + text + " at state " + std::to_string(difference.row) +
+                   ", output " + evaluator.output_columns()[difference.column];
+  }
+}
+
 // A case checked in this process before it is handed to a child: its cache key, or the
 // reason it cannot run.
 struct Prepared {
@@ -81,14 +150,24 @@ Prepared prepare(const Definition& definition, const Case& item, const std::vect
     Registry registry;
     set_up_registry(registry, plugin_paths);
     auto document = case_document(definition, item);
-    Run run = load_run(document, registry);
-    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 1\nconfig " +
+    const bool algorithms = definition.kind == StudyKind::algorithms;
+    Run run = load_run(document, registry, algorithms ? RunPurpose::evaluate : RunPurpose::simulate);
+    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 2\nconfig " +
                       std::filesystem::absolute(run.config_file).lexically_normal().string() + "\n";
     for (const auto& [kind, name] : {std::pair{Kind::group, run.group_name}, {Kind::algorithm, run.algorithm_name},
                                      {Kind::integrator, run.integrator_name},
                                      {Kind::representation, run.representation_name}})
       if (!name.empty()) key += "plugin " + name + " " + registry.find(kind, name).version + "\n";
-    key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
+    if (algorithms) {
+      const Timing& t = definition.timing;
+      key += "timing " + std::to_string(t.states) + " " + std::to_string(t.repetitions) + " " +
+             std::to_string(t.warmup) + " " + std::to_string(t.seed) + " " + text_of(t.tolerance) + "\n";
+      const std::string compared = comparison_representation(definition, item);
+      if (!compared.empty())
+        key += "compared with " + compared + " " + registry.find(Kind::representation, compared).version + "\n";
+    } else {
+      key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
+    }
     key += document->to_toml();
     prepared.hash = fnv1a_hex(key);
   } catch (const Interrupted&) {
@@ -135,6 +214,10 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
   CaseRecord record;
   record.id = item.id;
   try {
+    if (definition.kind == StudyKind::algorithms) {
+      run_algorithm_case(definition, item, plugin_paths, record);
+      return record;
+    }
     Registry registry;
     set_up_registry(registry, plugin_paths);
     Run run = load_run(case_document(definition, item), registry);
@@ -222,6 +305,10 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
   Progress progress;
   progress.total = cases.size();
   for (std::size_t i = 0; i < cases.size(); ++i) {
+    throw_if_interrupted([&] {
+      return "while checking the cases (" + std::to_string(i) + " of " + std::to_string(cases.size()) +
+             "), before any ran";
+    });
     Prepared prepared = prepare(definition, cases[i], options.plugin_paths);
     if (prepared.failure) {
       records[i] = std::move(prepared.failure);
@@ -299,8 +386,14 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       running[pid] = {index, std::chrono::steady_clock::now()};
       report();
     }
+    // Polled, not blocking: the signal handlers restart system calls (SA_RESTART), and a
+    // SIGINT or SIGTERM must stop the study without waiting for a long case to end.
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
     if (pid < 0) {
       if (errno == EINTR) continue;
       throw Error(std::string("waiting for a case's process failed: ") + std::strerror(errno));

@@ -81,7 +81,10 @@ std::string to_json(const CaseRecord& r) {
       {"constraint_violation_max", numbers(r.constraint_violation_max)},
       {"velocity_violation_max", numbers(r.velocity_violation_max)}, {"times", numbers(r.times)},
       {"motion", motion}, {"energy_drift", numbers(r.energy_drift)},
-      {"angular_momentum_drift", numbers(r.angular_momentum_drift)}, {"violations", violations}};
+      {"angular_momentum_drift", numbers(r.angular_momentum_drift)}, {"violations", violations},
+      {"inputs", r.inputs}, {"outputs", r.outputs}, {"states", r.states}, {"repetitions", r.repetitions},
+      {"ns_per_call_median", number(r.ns_per_call_median)}, {"ns_per_call_min", number(r.ns_per_call_min)},
+      {"compared_with", r.compared_with}, {"max_relative_difference", number(r.max_relative_difference)}};
   return out.dump();
 }
 
@@ -120,6 +123,14 @@ CaseRecord record_from_json(const std::string& text) {
     r.energy_drift = numbers(in.at("energy_drift"));
     r.angular_momentum_drift = numbers(in.at("angular_momentum_drift"));
     for (const auto& row : in.at("violations")) r.violations.push_back(numbers(row));
+    r.inputs = in.at("inputs").get<std::size_t>();
+    r.outputs = in.at("outputs").get<std::size_t>();
+    r.states = in.at("states").get<long long>();
+    r.repetitions = in.at("repetitions").get<long long>();
+    r.ns_per_call_median = number(in.at("ns_per_call_median"));
+    r.ns_per_call_min = number(in.at("ns_per_call_min"));
+    r.compared_with = in.at("compared_with").get<std::string>();
+    r.max_relative_difference = number(in.at("max_relative_difference"));
   } catch (const json::exception& error) {
     throw Error(std::string("malformed case record: ") + error.what());
   }

@@ -128,11 +128,34 @@ StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector
       results.series.push_back(std::move(series));
     }
   }
+
+  // Algorithm studies: each timing over the fastest representation's on the same model,
+  // algorithm and other axis values.
+  results.ratio_to_best.assign(results.cases.size(), not_available);
+  const int representations = representation_axis(d);
+  std::map<std::pair<std::size_t, std::vector<int>>, double> best;
+  auto group_of = [&](const Case& item) {
+    std::vector<int> others = item.choice;
+    if (representations >= 0) others[static_cast<std::size_t>(representations)] = -1;
+    return std::make_pair(item.model, others);
+  };
+  for (std::size_t i = 0; i < results.cases.size(); ++i) {
+    const double time = results.records[i].ns_per_call_median;
+    if (!results.records[i].ok || !std::isfinite(time)) continue;
+    const auto [entry, inserted] = best.emplace(group_of(results.cases[i]), time);
+    if (!inserted) entry->second = std::min(entry->second, time);
+  }
+  for (std::size_t i = 0; i < results.cases.size(); ++i) {
+    const auto found = best.find(group_of(results.cases[i]));
+    if (found != best.end() && std::isfinite(results.records[i].ns_per_call_median))
+      results.ratio_to_best[i] = results.records[i].ns_per_call_median / found->second;
+  }
   return results;
 }
 
 const std::vector<std::string>& timing_columns() {
-  static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds"};
+  static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds", "ns_per_call_median",
+                                                "ns_per_call_min", "ratio_to_best"};
   return columns;
 }
 
@@ -180,7 +203,42 @@ double value_for(const std::vector<std::string>& names, const std::vector<double
 
 }  // namespace
 
+namespace {
+
+// results.csv of an algorithm study: one row per (model, axis values) with the timing and
+// the agreement with the first representation.
+void write_algorithm_results_csv(const StudyResults& results, const std::filesystem::path& folder) {
+  const Definition& d = results.definition;
+  AtomicFile file(folder / "results.csv");
+  auto& out = file.stream();
+  out << "case,model";
+  for (const auto& axis : d.axes) out << ',' << csv_text(axis.name);
+  out << ",status,failure_kind,algorithm,representation,bodies,inputs,outputs,states,repetitions"
+         ",ns_per_call_median,ns_per_call_min,ratio_to_best,compared_with,max_relative_difference,cpu_seconds"
+         ",wall_seconds,error_message\n";
+  for (std::size_t i = 0; i < results.cases.size(); ++i) {
+    const Case& item = results.cases[i];
+    const CaseRecord& r = results.records[i];
+    const bool timed = std::isfinite(r.ns_per_call_median);
+    out << csv_text(item.id) << ',' << csv_text(d.models[item.model].name);
+    for (std::size_t a = 0; a < d.axes.size(); ++a)
+      out << ',' << (item.choice[a] >= 0 ? csv_text(d.axes[a].labels[static_cast<std::size_t>(item.choice[a])]) : "");
+    out << ',' << (r.ok ? "ok" : "failed") << ',' << r.failure_kind << ',' << csv_text(r.algorithm) << ','
+        << csv_text(r.representation) << ',' << (timed ? std::to_string(r.bodies.size()) : "") << ','
+        << (timed ? std::to_string(r.inputs) : "") << ',' << (timed ? std::to_string(r.outputs) : "") << ','
+        << (timed ? std::to_string(r.states) : "") << ',' << (timed ? std::to_string(r.repetitions) : "") << ','
+        << csv_number(r.ns_per_call_median) << ',' << csv_number(r.ns_per_call_min) << ','
+        << csv_number(results.ratio_to_best[i]) << ',' << csv_text(r.compared_with) << ','
+        << csv_number(r.max_relative_difference) << ',' << csv_number(r.cpu_seconds) << ','
+        << csv_number(r.wall_seconds) << ',' << csv_text(r.error) << '\n';
+  }
+  file.commit();
+}
+
+}  // namespace
+
 void write_results_csv(const StudyResults& results, const std::filesystem::path& folder) {
+  if (results.definition.kind == StudyKind::algorithms) return write_algorithm_results_csv(results, folder);
   const Definition& d = results.definition;
   const auto bodies = union_of(results.records, [](const CaseRecord& r) { return r.bodies; });
   const auto joints = union_of(results.records, [](const CaseRecord& r) { return r.joints; });
@@ -325,6 +383,10 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
   json out;
   out["title"] = d.title;
   out["study_file"] = d.file.string();
+  out["kind"] = d.kind == StudyKind::algorithms ? "algorithms" : "simulation";
+  if (d.kind == StudyKind::algorithms)
+    out["timing"] = {{"states", d.timing.states}, {"repetitions", d.timing.repetitions},
+                     {"warmup", d.timing.warmup}, {"seed", d.timing.seed}, {"tolerance", d.timing.tolerance}};
   out["liembs_version"] = LIEMBS_VERSION;
   out["created"] = utc_now();
   out["machine"] = machine();
@@ -398,6 +460,14 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
                      {"orthogonality_error_max", number(r.orthogonality_error_max)},
                      {"constraint_violation_max", constraint_max},
                      {"velocity_violation_max", velocity_max},
+                     {"bodies", r.bodies.size()},
+                     {"inputs", r.inputs},
+                     {"outputs", r.outputs},
+                     {"ns_per_call_median", number(r.ns_per_call_median)},
+                     {"ns_per_call_min", number(r.ns_per_call_min)},
+                     {"ratio_to_best", number(results.ratio_to_best[i])},
+                     {"compared_with", r.compared_with},
+                     {"max_relative_difference", number(r.max_relative_difference)},
                      {"history",
                       {{"time", numbers(r.times)},
                        {"energy_drift", numbers(r.energy_drift)},

@@ -129,12 +129,39 @@ void read_reference(const ConfigTable& table, const std::filesystem::path& study
 
 }  // namespace
 
+int representation_axis(const Definition& definition) {
+  for (std::size_t a = 0; a < definition.axes.size(); ++a)
+    for (const auto& key : definition.axes[a].keys)
+      if (key == "representation.name") return static_cast<int>(a);
+  return -1;
+}
+
 Definition load_study(const std::filesystem::path& file) {
   auto document = ConfigDocument::load(file);
   ConfigTable root = document->root();
   Definition definition;
   definition.file = file;
   definition.title = root.string_or("title", file.stem().string());
+  const bool algorithms = root.choice_or("kind", {"simulation", "algorithms"}, "simulation") == "algorithms";
+  definition.kind = algorithms ? StudyKind::algorithms : StudyKind::simulation;
+  // What only one kind reads is an error in the other, not silently ignored.
+  auto simulation_only = [&](const ConfigTable& table, const char* key) {
+    if (algorithms && table.contains(key))
+      table.fail(key, std::string("'") + key + "' is for simulation studies; an algorithm study (kind = \"algorithms\") "
+                                                "times its cases on random states and compares representations");
+  };
+  simulation_only(root, "reference");
+  simulation_only(root, "measure");
+  if (auto timing = root.optional_table("timing")) {
+    if (!algorithms)
+      root.fail("timing", "[timing] is for algorithm studies: add kind = \"algorithms\" at the top of the study file");
+    Timing& t = definition.timing;
+    t.states = timing->integer_or("states", t.states, 1, 1000000);
+    t.repetitions = timing->integer_or("repetitions", t.repetitions, 1, 100000);
+    t.warmup = timing->integer_or("warmup", t.warmup, 0, 100000);
+    t.seed = timing->integer_or("seed", t.seed, 0);
+    t.tolerance = timing->number_or("tolerance", t.tolerance, Range::positive());
+  }
 
   const auto model_tables = root.table_array("models");
   if (model_tables.empty()) root.fail({}, "missing [[models]]: a study needs at least one model (a run file or an inline run)");
@@ -146,6 +173,7 @@ Definition load_study(const std::filesystem::path& file) {
     if (model.name.empty()) table.fail("name", "a model needs a non-empty name");
     if (!model_names.insert(model.name).second) table.fail("name", "model '" + model.name + "' is defined twice");
     model.run = read_source(table, file, true);
+    simulation_only(table, "reference");
     if (auto reference = table.optional_table("reference")) read_reference(*reference, file, model);
     else if (default_reference) read_reference(*default_reference, file, model);
     definition.models.push_back(std::move(model));
@@ -191,6 +219,7 @@ Definition load_study(const std::filesystem::path& file) {
       if (!seen.insert(texts[i]).second) table.fail("values", "value " + texts[i] + " is listed twice");
       axis.labels.push_back(value_label(texts[i]));
     }
+    simulation_only(table, "ladder");
     axis.ladder = table.boolean_or("ladder", false);
     if (axis.ladder) {
       for (std::size_t i = 0; i < axis.values.size(); ++i) {
@@ -213,6 +242,16 @@ Definition load_study(const std::filesystem::path& file) {
   }
   for (const auto& table : root.table_array("exclude"))
     definition.exclusions.push_back(read_condition(table, condition_keys, "an axis key or 'model'"));
+  if (algorithms) {
+    const int representations = representation_axis(definition);
+    if (representations >= 0 && definition.axes[static_cast<std::size_t>(representations)].keys.size() != 1)
+      root.fail("axes", "in an algorithm study 'representation.name' must be an axis of its own (key = "
+                        "\"representation.name\"): its first value is the one the others are compared with");
+    if (representations >= 0 && (!definition.axes[static_cast<std::size_t>(representations)].only.empty() ||
+                                 !definition.axes[static_cast<std::size_t>(representations)].except.empty()))
+      root.fail("axes", "in an algorithm study the 'representation.name' axis applies to every case (no 'only' or "
+                        "'except'): its first value is the one the others are compared with");
+  }
 
   if (auto measure = root.optional_table("measure")) {
     definition.measure.sample_interval = measure->number_or("sample_interval", 0.0, Range::positive());

@@ -40,6 +40,13 @@ struct CaseRecord {
   std::vector<double> energy_drift, angular_momentum_drift;  // relative, signed for energy
   std::vector<std::vector<double>> violations;  // ||g|| per joint, then ||J V|| per joint
 
+  // Algorithm studies: the run's algorithm timed on random states (docs/studies.md).
+  std::size_t inputs = 0, outputs = 0;  // numbers in and out per call
+  long long states = 0, repetitions = 0;
+  double ns_per_call_median = not_available, ns_per_call_min = not_available;  // CPU time per call
+  std::string compared_with;  // the representation the outputs were compared with (empty: none)
+  double max_relative_difference = not_available;  // max over states of |y - y_ref|_inf / max(1, |y_ref|_inf)
+
   // A statistic by name, or NaN.
   double statistic(const std::string& name) const;
   // The common cost counters, from the statistics where the integrator reports them.

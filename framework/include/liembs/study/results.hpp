@@ -34,13 +34,17 @@ struct StudyResults {
   std::vector<double> reference_error;          // per model: |reference - check|, NaN without one
   std::vector<std::string> reference_failure;   // per model: why its reference has no estimate
   std::vector<Series> series;
+  // Algorithm studies, per case: its median time per call over the fastest representation's
+  // among the cases of its model that differ only in the representation (NaN if not timed).
+  std::vector<double> ratio_to_best;
   // The error of a case fitted along ladders (measure.order_error: max over time or end).
   double fitted_error(std::size_t case_index) const;
 };
 
 StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector<CaseRecord> records);
 
-// Written atomically into `folder`.
+// Written atomically into `folder`. An algorithm study's results.csv has columns of its own
+// (docs/studies.md); series.csv is for simulation studies.
 void write_results_csv(const StudyResults& results, const std::filesystem::path& folder);
 void write_series_csv(const StudyResults& results, const std::filesystem::path& folder);
 void write_study_json(const StudyResults& results, const std::filesystem::path& folder);

@@ -61,9 +61,25 @@ struct Measure {
   std::vector<double> targets;      // errors at which the cost is interpolated along each ladder
 };
 
+// What the cases of a study do: integrate their run (simulation), or time the run's
+// algorithm on random states and check that the twist representations agree (algorithms,
+// docs/studies.md "Algorithm studies").
+enum class StudyKind { simulation, algorithms };
+
+// [timing] of an algorithm study: the method of bench-tree-dynamics for any model.
+struct Timing {
+  long long states = 100;       // random states, drawn from `seed`; each timed pass calls the algorithm once per state
+  long long repetitions = 20;   // timed passes: the median and the fastest are reported
+  long long warmup = 2;         // untimed passes first
+  long long seed = 1;           // the same states for every case of a model
+  double tolerance = 1e-9;      // largest relative difference between representations that passes
+};
+
 struct Definition {
   std::filesystem::path file;
   std::string title;
+  StudyKind kind = StudyKind::simulation;
+  Timing timing;                  // algorithm studies only
   std::vector<Model> models;
   std::vector<Axis> axes;
   std::vector<Condition> exclusions;
@@ -80,6 +96,9 @@ struct Case {
   std::vector<int> choice;             // per axis: index of its value, -1 where it does not apply
   std::vector<std::string> overrides;  // the axes' assignments
 };
+
+// The axis that sweeps `representation.name`, or -1: algorithm studies compare its values.
+int representation_axis(const Definition& definition);
 
 // Throws ConfigError naming the study file, line, column and key.
 Definition load_study(const std::filesystem::path& file);
