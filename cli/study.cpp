@@ -112,7 +112,7 @@ int study_command(const std::vector<std::string>& arguments) {
       ("force", "run every case again, ignoring the results cached in the output folder")
       ("list", "print the cases and exit without running them")
       ("no-report", "do not write report.html");
-  add_plugin_path_option(options);
+  add_common_run_options(options);
   options.add_options()("quiet,q", "print nothing on success");
   const auto parsed = parse_command_line("study", "STUDY.toml [options]", options, arguments,
                                          FileArgument{"study file", "STUDY.toml"});
@@ -122,7 +122,7 @@ int study_command(const std::vector<std::string>& arguments) {
 
   install_interrupt_handlers();
   const std::filesystem::path file = values["file"].as<std::string>();
-  study::Definition definition = study::load_study(file);
+  study::Definition definition = study::load_study(load_document(values));
   std::vector<study::Case> cases = study::expand_cases(definition);
   if (values.count("list")) {
     for (const auto& item : cases) std::cout << item.id << "\n";

@@ -136,8 +136,10 @@ int representation_axis(const Definition& definition) {
   return -1;
 }
 
-Definition load_study(const std::filesystem::path& file) {
-  auto document = ConfigDocument::load(file);
+Definition load_study(const std::filesystem::path& file) { return load_study(ConfigDocument::load(file)); }
+
+Definition load_study(const std::shared_ptr<ConfigDocument>& document) {
+  const std::filesystem::path file = document->file();
   ConfigTable root = document->root();
   Definition definition;
   definition.file = file;

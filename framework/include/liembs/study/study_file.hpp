@@ -102,6 +102,8 @@ int representation_axis(const Definition& definition);
 
 // Throws ConfigError naming the study file, line, column and key.
 Definition load_study(const std::filesystem::path& file);
+// The same from a loaded document (with overrides applied, as `liembs study --set`).
+Definition load_study(const std::shared_ptr<ConfigDocument>& document);
 
 // Measured cases in product order (the last axis varies fastest), then per model its
 // reference and reference check.
