@@ -68,9 +68,16 @@ std::shared_ptr<ConfigDocument> load_document(const po::variables_map& values) {
 
 int guarded(const char* command, int (*body)(const std::vector<std::string>&),
             const std::vector<std::string>& arguments) {
-  const std::string prefix = std::string("liembs ") + command + ": ";
   try {
     return body(arguments);
+  } catch (...) {
+    return report_exception(command, std::string("liembs ") + command + ": ");
+  }
+}
+
+int report_exception(const char* command, const std::string& prefix) {
+  try {
+    throw;
   } catch (const Interrupted& interrupted) {
     std::cerr << prefix << interrupted.what() << "; no output written\n";
     return interrupted.exit_status();

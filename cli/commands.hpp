@@ -63,4 +63,8 @@ std::shared_ptr<ConfigDocument> load_document(const boost::program_options::vari
 int guarded(const char* command, int (*body)(const std::vector<std::string>&),
             const std::vector<std::string>& arguments);
 
+// Inside a catch block: prints the exception being handled as guarded() does (each line
+// starting with `prefix`) and returns its exit status.
+int report_exception(const char* command, const std::string& prefix);
+
 }  // namespace liembs::cli

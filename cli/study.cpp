@@ -4,6 +4,7 @@
 
 #include <liembs/error.hpp>
 #include <liembs/study/execution.hpp>
+#include <liembs/study/message_passing.hpp>
 #include <liembs/study/results.hpp>
 #include <liembs/util/interrupt.hpp>
 
@@ -102,30 +103,15 @@ void print_algorithm_costs(const study::StudyResults& results) {
   }
 }
 
-}  // namespace
-
-int study_command(const std::vector<std::string>& arguments) {
-  po::options_description options("Options");
-  options.add_options()
-      ("output,o", po::value<std::string>(), "output folder (default: liembs-output/<study file stem>)")
-      ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings)")
-      ("force", "run every case again, ignoring the results cached in the output folder")
-      ("list", "print the cases and exit without running them")
-      ("no-report", "do not write report.html");
-  add_common_run_options(options);
-  options.add_options()("quiet,q", "print nothing on success");
-  const auto parsed = parse_command_line("study", "STUDY.toml [options]", options, arguments,
-                                         FileArgument{"study file", "STUDY.toml"});
-  if (parsed.help) return exit_ok;
-  const auto& values = parsed.values;
+int run_study(const po::variables_map& values, study::MessagePassing* world) {
   const bool quiet = values.count("quiet") > 0;
-
-  install_interrupt_handlers();
+  const bool coordinator = !world || world->rank() == 0;
   const std::filesystem::path file = values["file"].as<std::string>();
   study::Definition definition = study::load_study(load_document(values));
   std::vector<study::Case> cases = study::expand_cases(definition);
   if (values.count("list")) {
-    for (const auto& item : cases) std::cout << item.id << "\n";
+    if (coordinator)
+      for (const auto& item : cases) std::cout << item.id << "\n";
     return exit_ok;
   }
 
@@ -139,7 +125,8 @@ int study_command(const std::vector<std::string>& arguments) {
   if (execution.jobs == 0) throw po::error("--jobs must be at least 1");
   execution.force = values.count("force") > 0;
   if (values.count("plugin-path")) execution.plugin_paths = values["plugin-path"].as<std::vector<std::string>>();
-  const bool show_progress = !quiet && ::isatty(STDERR_FILENO);
+  execution.world = world;
+  const bool show_progress = !quiet && coordinator && ::isatty(STDERR_FILENO);
   if (show_progress) execution.progress = print_progress;
   const std::filesystem::path output =
       values.count("output") ? std::filesystem::path(values["output"].as<std::string>())
@@ -147,6 +134,7 @@ int study_command(const std::vector<std::string>& arguments) {
 
   study::ExecutionSummary summary;
   auto records = study::execute_cases(definition, cases, output, execution, summary);
+  if (!coordinator) return exit_ok;  // rank 0 writes the outputs
   if (show_progress) std::fprintf(stderr, "\n");
   const study::StudyResults results = study::analyse(std::move(definition), std::move(cases), std::move(records));
   study::write_results_csv(results, output);
@@ -198,6 +186,39 @@ int study_command(const std::vector<std::string>& arguments) {
   }
   if (!report_note.empty()) std::cerr << "liembs study: " << report_note << "\n";
   return exit_ok;
+}
+
+}  // namespace
+
+int study_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  options.add_options()
+      ("output,o", po::value<std::string>(), "output folder (default: liembs-output/<study file stem>)")
+      ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings)")
+      ("force", "run every case again, ignoring the results cached in the output folder")
+      ("list", "print the cases and exit without running them")
+      ("no-report", "do not write report.html");
+  add_common_run_options(options);
+  options.add_options()("quiet,q", "print nothing on success");
+  const auto parsed = parse_command_line("study", "STUDY.toml [options]", options, arguments,
+                                         FileArgument{"study file", "STUDY.toml"});
+  if (parsed.help) return exit_ok;
+  const auto& values = parsed.values;
+
+  install_interrupt_handlers();
+  // Under mpirun: the MPI module, loaded only then (docs/studies.md "MPI").
+  std::unique_ptr<study::MessagePassing> world;
+  if (study::started_by_mpi_launcher()) world = study::load_mpi_world();
+  try {
+    return run_study(values, world.get());
+  } catch (...) {
+    if (!world) throw;
+    // The other ranks may be waiting for cases: report here and end the whole job.
+    const std::string prefix = world->rank() == 0 ? std::string("liembs study: ")
+                                                  : "liembs study (MPI rank " + std::to_string(world->rank()) + "): ";
+    world->abort(report_exception("study", prefix));
+  }
+  return exit_other;  // not reached: abort() ends the process
 }
 
 }  // namespace liembs::cli

@@ -212,3 +212,34 @@ TEST_CASE("eval stops at the next row and writes no output", "[cli][signals][eva
                                        Contains("state(s) of " + fifo.string() + "; no output written"));
   CHECK(names_in(out).empty());
 }
+
+TEST_CASE("study stops at the case running, keeps the finished ones, and a resume completes it", "[cli][signals][study]") {
+  const fs::path dir = scratch("study"), out = dir / "out", file = dir / "study.toml";
+  // Three cases run one at a time: two short ones, then one of a few seconds.
+  std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" << free_body << "'\n"
+                      << "[[axes]]\nkeys = [\"simulation.end_time\", \"simulation.step_size\"]\nname = \"run\"\n"
+                      << "values = [[0.1, 0.01], [0.2, 0.01], [3.0, 2e-6]]\n";
+  Child child({"study", file.string(), "--output", out.string(), "--jobs", "1", "--no-report"}, dir / "err");
+  auto records = [&] {
+    std::size_t n = 0;
+    if (fs::exists(out / "cases"))
+      for (const auto& entry : fs::directory_iterator(out / "cases")) n += entry.path().extension() == ".json";
+    return n;
+  };
+  child.wait_for([&] { return child.catches(SIGTERM) && records() == 2; });
+  ::kill(child.pid, SIGTERM);
+  CHECK(child.finish() == 143);
+  CHECK_THAT(read_file(child.err), Contains("liembs study: interrupted by SIGTERM after 2 of 3 cases") &&
+                                       Contains("the finished ones are kept in " + (out / "cases").string()));
+  CHECK(names_in(out) == std::vector<std::string>{"cases"});  // no results, no temporaries
+  CHECK(names_in(out / "cases").size() == 2);
+  // Resumed: only the interrupted case runs.
+  const auto resumed = cli_test::run_liembs("study '" + file.string() + "' --output '" + out.string() +
+                                                "' --jobs 1 --no-report",
+                                            scratch("study-resume"));
+  INFO(resumed.out << resumed.err);
+  CHECK(resumed.status == 0);
+  CHECK_THAT(resumed.out, Contains("3 cases (1 run, 2 cached, 0 failed)"));
+  CHECK(names_in(out / "cases").size() == 3);
+  CHECK(fs::exists(out / "results.csv"));
+}

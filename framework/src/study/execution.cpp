@@ -4,6 +4,7 @@
 #include <liembs/sim/run.hpp>
 #include <liembs/study/algorithm_timing.hpp>
 #include <liembs/study/execution.hpp>
+#include <liembs/study/message_passing.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 
@@ -208,6 +209,88 @@ std::string signal_description(int signal) {
   return "signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : std::string());
 }
 
+constexpr int task_tag = 1, result_tag = 2;  // MPI: "index hash" or "stop"; a record as JSON
+
+// Runs a case in a child process that stores its record atomically in the cache and leaves
+// without running the parent's exit handlers (its plugins and files belong to the parent).
+pid_t start_case_process(const Definition& definition, const Case& item, const std::string& hash,
+                         const std::filesystem::path& output, const std::vector<std::string>& plugin_paths) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("cannot start a process for a case: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+  int status = 0;
+  try {
+    CaseRecord record = run_case(definition, item, plugin_paths);
+    record.hash = hash;
+    AtomicFile file(record_path(output, hash));
+    file.stream() << to_json(record) << "\n";
+    file.commit();
+  } catch (const Interrupted& interrupted) {
+    ::_exit(interrupted.exit_status());  // no record: the case runs again next time
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "liembs study: case '%s': %s\n", item.id.c_str(), error.what());
+    status = 6;
+  }
+  std::fflush(nullptr);
+  ::_exit(status);
+}
+
+// The record a case's process left, given its wait status; a crash record when it left none
+// (not cached: a crash may not repeat, e.g. a resource limit or a signal from outside).
+CaseRecord collect_record(int status, const std::filesystem::path& output, const std::string& hash) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    if (auto record = read_record(record_path(output, hash), hash)) return std::move(*record);
+  CaseRecord record;
+  record.hash = hash;
+  record.failure_kind = "crash";
+  record.error = WIFSIGNALED(status) ? "the case's process was killed by " + signal_description(WTERMSIG(status))
+                                     : "the case's process exited with status " +
+                                           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                                           " without a result";
+  return record;
+}
+
+// An MPI rank other than 0: runs the cases rank 0 sends, one at a time, each in a child
+// process as in a local run, and sends back their records until told to stop.
+void serve_cases(const Definition& definition, const std::vector<Case>& cases, const std::filesystem::path& output,
+                 const ExecutionOptions& options) {
+  MessagePassing& world = *options.world;
+  std::error_code ec;
+  std::filesystem::create_directories(output / "cases", ec);  // this rank's children write there first
+  if (ec) throw Error((output / "cases").string() + ": cannot create the folder: " + ec.message());
+  std::fflush(nullptr);
+  for (;;) {
+    int source = 0;
+    std::string task;
+    while (!world.try_receive(task_tag, source, task)) {
+      throw_if_interrupted([] { return std::string("while waiting for a case"); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (task == "stop") return;
+    std::istringstream fields(task);
+    std::size_t index = 0;
+    std::string hash;
+    if (!(fields >> index >> hash) || index >= cases.size())
+      throw Error("MPI rank " + std::to_string(world.rank()) + ": malformed task from rank 0: " + task);
+    const pid_t pid = start_case_process(definition, cases[index], hash, output, options.plugin_paths);
+    int status = 0;
+    for (;;) {
+      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      if (done == pid) break;
+      if (done < 0 && errno != EINTR) throw Error(std::string("waiting for a case's process failed: ") + std::strerror(errno));
+      if (const int signal = pending_interrupt()) {
+        ::kill(pid, signal);
+        ::waitpid(pid, nullptr, 0);
+        throw Interrupted(signal, "in case '" + cases[index].id + "'");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CaseRecord record = collect_record(status, output, hash);
+    record.id = cases[index].id;
+    world.send(0, result_tag, to_json(record));
+  }
+}
+
 }  // namespace
 
 CaseRecord run_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths) {
@@ -299,6 +382,10 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
 std::vector<CaseRecord> execute_cases(const Definition& definition, const std::vector<Case>& cases,
                                       const std::filesystem::path& output, const ExecutionOptions& options,
                                       ExecutionSummary& summary) {
+  if (options.world && options.world->size() > 1 && options.world->rank() != 0) {
+    serve_cases(definition, cases, output, options);
+    return {};
+  }
   std::vector<std::optional<CaseRecord>> records(cases.size());
   std::vector<std::string> hashes(cases.size());
   std::vector<std::size_t> pending;
@@ -333,94 +420,125 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
   const auto start = std::chrono::steady_clock::now();
   double run_seconds = 0.0;  // wall time of the cases run so far, summed
   std::size_t finished_runs = 0;
-  std::map<pid_t, std::pair<std::size_t, std::chrono::steady_clock::time_point>> running;
+  const bool distributed = options.world && options.world->size() > 1;
+  const unsigned jobs = distributed ? static_cast<unsigned>(options.world->size() - 1) : std::max(1u, options.jobs);
+  std::map<long, std::pair<std::size_t, std::chrono::steady_clock::time_point>> running;  // by pid or rank
   auto report = [&] {
     if (!options.progress) return;
     progress.running = running.size();
     progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::size_t left = progress.total - progress.done;
-    progress.seconds_left =
-        finished_runs > 0 ? run_seconds / static_cast<double>(finished_runs) * static_cast<double>(left) /
-                                static_cast<double>(std::max(1u, options.jobs))
-                          : not_available;
+    progress.seconds_left = finished_runs > 0 ? run_seconds / static_cast<double>(finished_runs) *
+                                                    static_cast<double>(left) / static_cast<double>(jobs)
+                                              : not_available;
     options.progress(progress);
+  };
+  auto finish = [&](long runner, CaseRecord record) {
+    const auto found = running.find(runner);
+    const auto [index, started] = found->second;
+    running.erase(found);
+    run_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ++finished_runs;
+    record.id = cases[index].id;
+    if (!record.ok) ++summary.failed, ++progress.failed;
+    ++summary.ran, ++progress.done;
+    records[index] = std::move(record);
+    report();
+  };
+  auto interrupted = [&](int signal) {
+    return Interrupted(signal, "after " + std::to_string(progress.done) + " of " + std::to_string(progress.total) +
+                                   " cases; the finished ones are kept in " + (output / "cases").string() +
+                                   " and not run again");
   };
   report();
   std::fflush(nullptr);  // nothing buffered is written twice by the children
 
   std::size_t next = 0;
-  const unsigned jobs = std::max(1u, options.jobs);
-  while (next < pending.size() || !running.empty()) {
-    if (const int signal = pending_interrupt()) {
-      // Stop the running cases (a signal sent to this process only does not reach them),
-      // keep the records of the finished ones.
-      for (const auto& entry : running) ::kill(entry.first, signal);
-      for (const auto& entry : running) ::waitpid(entry.first, nullptr, 0);
-      throw Interrupted(signal, "after " + std::to_string(progress.done) + " of " + std::to_string(progress.total) +
-                                    " cases; the finished ones are kept in " + (output / "cases").string() +
-                                    " and not run again");
-    }
-    while (next < pending.size() && running.size() < jobs) {
-      const std::size_t index = pending[next++];
-      const pid_t pid = ::fork();
-      if (pid < 0) throw Error(std::string("cannot start a process for a case: ") + std::strerror(errno));
-      if (pid == 0) {
-        // The child: run, store the record atomically, leave without running the parent's
-        // exit handlers (its plugins and files belong to the parent).
-        int status = 0;
-        try {
-          CaseRecord record = run_case(definition, cases[index], options.plugin_paths);
-          record.hash = hashes[index];
-          AtomicFile file(record_path(output, hashes[index]));
-          file.stream() << to_json(record) << "\n";
-          file.commit();
-        } catch (const Interrupted& interrupted) {
-          ::_exit(interrupted.exit_status());  // no record: the case runs again next time
-        } catch (const std::exception& error) {
-          std::fprintf(stderr, "liembs study: case '%s': %s\n", cases[index].id.c_str(), error.what());
-          status = 6;
-        }
-        std::fflush(nullptr);
-        ::_exit(status);
+  if (distributed) {
+    // Rank 0 hands the cases out one at a time to the other ranks and gathers their
+    // records (docs/studies.md "MPI"); it writes them to the cache like a local run.
+    MessagePassing& world = *options.world;
+    for (int rank = 1; rank < world.size(); ++rank) {
+      if (next < pending.size()) {
+        const std::size_t index = pending[next++];
+        world.send(rank, task_tag, std::to_string(index) + " " + hashes[index]);
+        running[rank] = {index, std::chrono::steady_clock::now()};
+      } else {
+        world.send(rank, task_tag, "stop");
       }
-      running[pid] = {index, std::chrono::steady_clock::now()};
-      report();
     }
-    // Polled, not blocking: the signal handlers restart system calls (SA_RESTART), and a
-    // SIGINT or SIGTERM must stop the study without waiting for a long case to end.
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid == 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      continue;
-    }
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw Error(std::string("waiting for a case's process failed: ") + std::strerror(errno));
-    }
-    const auto found = running.find(pid);
-    if (found == running.end()) continue;
-    const auto [index, started] = found->second;
-    running.erase(found);
-    run_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    ++finished_runs;
-    std::optional<CaseRecord> record;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) record = read_record(record_path(output, hashes[index]), hashes[index]);
-    if (!record) {
-      // Not cached: a crash may not repeat (a resource limit, a signal from outside).
-      record.emplace();
-      record->hash = hashes[index];
-      record->failure_kind = "crash";
-      record->error = WIFSIGNALED(status) ? "the case's process was killed by " + signal_description(WTERMSIG(status))
-                                          : "the case's process exited with status " +
-                                                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                                                " without a result";
-    }
-    record->id = cases[index].id;
-    if (!record->ok) ++summary.failed, ++progress.failed;
-    ++summary.ran, ++progress.done;
-    records[index] = std::move(record);
     report();
+    while (!running.empty()) {
+      if (const int signal = pending_interrupt()) throw interrupted(signal);
+      int rank = 0;
+      std::string text;
+      if (!world.try_receive(result_tag, rank, text)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      const auto found = running.find(rank);
+      if (found == running.end()) throw Error("MPI rank " + std::to_string(rank) + " sent a result it was not asked for");
+      const std::size_t index = found->second.first;
+      CaseRecord record;
+      try {
+        record = record_from_json(text);
+      } catch (const Error& error) {
+        throw Error("MPI rank " + std::to_string(rank) + " sent a malformed record for case '" + cases[index].id +
+                    "': " + error.what());
+      }
+      if (record.failure_kind != "crash") {  // a crash may not repeat: not cached
+        AtomicFile file(record_path(output, hashes[index]));
+        file.stream() << text << "\n";
+        file.commit();
+      }
+      finish(rank, std::move(record));
+      if (next < pending.size()) {
+        const std::size_t index_next = pending[next++];
+        world.send(rank, task_tag, std::to_string(index_next) + " " + hashes[index_next]);
+        running[rank] = {index_next, std::chrono::steady_clock::now()};
+        report();
+      } else {
+        world.send(rank, task_tag, "stop");
+      }
+    }
+  } else {
+    while (next < pending.size() || !running.empty()) {
+      if (const int signal = pending_interrupt()) {
+        // Stop the running cases (a signal sent to this process only does not reach them)
+        // and count those that finished before it (they exit 0 with their record cached).
+        std::vector<long> stopped;
+        for (const auto& entry : running) stopped.push_back(entry.first), ::kill(static_cast<pid_t>(entry.first), signal);
+        for (const long pid : stopped) {
+          int status = 0;
+          ::waitpid(static_cast<pid_t>(pid), &status, 0);
+          const std::string& hash = hashes[running.at(pid).first];
+          if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            if (auto record = read_record(record_path(output, hash), hash)) finish(pid, std::move(*record));
+        }
+        throw interrupted(signal);
+      }
+      while (next < pending.size() && running.size() < jobs) {
+        const std::size_t index = pending[next++];
+        const pid_t pid = start_case_process(definition, cases[index], hashes[index], output, options.plugin_paths);
+        running[pid] = {index, std::chrono::steady_clock::now()};
+        report();
+      }
+      // Polled, not blocking: the signal handlers restart system calls (SA_RESTART), and a
+      // SIGINT or SIGTERM must stop the study without waiting for a long case to end.
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      if (pid < 0) {
+        if (errno == EINTR) continue;
+        throw Error(std::string("waiting for a case's process failed: ") + std::strerror(errno));
+      }
+      const auto found = running.find(pid);
+      if (found == running.end()) continue;
+      finish(pid, collect_record(status, output, hashes[found->second.first]));
+    }
   }
   std::vector<CaseRecord> result;
   for (auto& record : records) result.push_back(std::move(*record));

@@ -19,11 +19,17 @@ struct Progress {
   double seconds_left = not_available;  // estimate from the cases run so far
 };
 
+class MessagePassing;
+
 struct ExecutionOptions {
   unsigned jobs = 1;
   bool force = false;                     // ignore cached results
   std::vector<std::string> plugin_paths;  // searched first, as --plugin-path
   std::function<void(const Progress&)> progress;  // called when a case starts or ends
+  // Under an MPI launcher with more than one rank: rank 0 hands the cases out to the
+  // others (jobs is then ignored) and returns the records; the other ranks run them and
+  // return nothing.
+  MessagePassing* world = nullptr;
 };
 
 struct ExecutionSummary {
