@@ -4,7 +4,8 @@
 // Cholesky), compared in the LieMBS coordinates (floating base: body twist, body wrench).
 // Measured largest relative differences: 1e-15 (iiwa ID, M) to 2e-13 (24-joint chain);
 // MuJoCo stores inertias in principal axes (mjcf_from_urdf diagonalizes full tensors), which
-// stays within the same 1e-10 tolerance, so no looser bound is used for it.
+// stays within the same 1e-10 tolerance, so no looser bound is used for it. Forward dynamics
+// may differ by a few eps cond(M) between two correct solvers, which the long chains exceed.
 #include <peers/peer.hpp>
 #include <support/model_generators.hpp>
 
@@ -17,7 +18,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <Eigen/Eigenvalues>
+
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -33,6 +37,9 @@ namespace {
 
 const Eigen::Vector3d gravity(0.0, 0.0, -9.81);
 constexpr double tolerance = 1e-10;  // relative
+// Forward dynamics of ill-conditioned mass matrices (the 130-joint chain reaches cond(M) =
+// 1.2e6): 5e-11 with GCC, 1.0e-10 with clang (different rounding of the same algorithms).
+constexpr double solve_tolerance_per_condition = 10 * std::numeric_limits<double>::epsilon();
 constexpr int states = 10;
 const std::vector<std::string> representation_names{"body-fixed", "spatial", "hybrid", "mixed"};
 
@@ -121,14 +128,15 @@ LieMBSModel bind_liembs(const std::string& urdf, bool floating_base, const std::
 }
 
 // Largest relative differences between LieMBS (any representation) and one peer.
+// solve_excess: the largest forward-dynamics difference (ABA, CRBA + Cholesky) over its
+// state's bound max(tolerance, solve_tolerance_per_condition cond(M)).
 struct Worst {
-  double inverse = 0, mass = 0, forward = 0, cholesky = 0;
-  double max() const { return std::max({inverse, mass, forward, cholesky}); }
+  double inverse = 0, mass = 0, forward = 0, cholesky = 0, condition = 0, solve_excess = 0;
 };
 
 // Compares every representation with `peer` on random states; returns the largest
 // differences. Floating base: random base pose, body twist, body acceleration and wrench.
-Worst compare(const LieMBSModel& liembs_model, PeerModel& peer, unsigned seed) {
+Worst compare(const LieMBSModel& liembs_model, PeerModel& peer, unsigned seed, double peer_tolerance = tolerance) {
   const int nv = liembs_model.tree->velocity_dimension();
   const int joints = liembs_model.tree->dof();
   REQUIRE(peer.dof() == nv);
@@ -153,6 +161,11 @@ Worst compare(const LieMBSModel& liembs_model, PeerModel& peer, unsigned seed) {
     const VectorXd expected_force = liembs_forces(peer, q, peer_tau);
     const MatrixXd expected_mass = liembs_mass_matrix(peer, q, peer_M);
     const VectorXd expected_acceleration = liembs_accelerations(peer, q, qd, peer_qdd);
+    // Two backward-stable solves of M a = f differ by up to a few eps cond(M) (relative).
+    const Eigen::VectorXd eigenvalues = Eigen::SelfAdjointEigenSolver<MatrixXd>(expected_mass).eigenvalues();
+    const double condition = eigenvalues.maxCoeff() / eigenvalues.minCoeff();
+    const double solve_tolerance = std::max(peer_tolerance, solve_tolerance_per_condition * condition);
+    worst.condition = std::max(worst.condition, condition);
 
     TreeState state;
     state.base = Pose{R, r};
@@ -182,6 +195,7 @@ Worst compare(const LieMBSModel& liembs_model, PeerModel& peer, unsigned seed) {
       worst.mass = std::max(worst.mass, mass_difference);
       worst.forward = std::max(worst.forward, forward);
       worst.cholesky = std::max(worst.cholesky, cholesky);
+      worst.solve_excess = std::max({worst.solve_excess, forward / solve_tolerance, cholesky / solve_tolerance});
     }
   }
   return worst;
@@ -196,18 +210,18 @@ void check_against_peers(const std::string& label, const std::string& urdf, bool
   for (const auto& [peer, peer_tolerance] : peers) {
     CHECK(peer->joint_names() == peers.front().first->joint_names());
     CHECK(peer->floating_base() == floating_base);
-    const Worst worst = compare(liembs_model, *peer, seed);
+    const Worst worst = compare(liembs_model, *peer, seed, peer_tolerance);
     std::ostringstream message;
     message << label << ": LieMBS (4 representations) vs " << peer->name() << ", largest relative difference: "
             << "inverse dynamics " << worst.inverse << ", mass matrix " << worst.mass << ", ABA " << worst.forward
-            << ", CRBA + Cholesky " << worst.cholesky << " (tolerance " << peer_tolerance << ")";
+            << ", CRBA + Cholesky " << worst.cholesky << " (tolerance " << peer_tolerance
+            << "; forward dynamics max(tolerance, 10 eps cond(M)), largest cond(M) " << worst.condition << ")";
     INFO(message.str());
     CHECK(worst.inverse < peer_tolerance);
     CHECK(worst.mass < peer_tolerance);
-    CHECK(worst.forward < peer_tolerance);
-    CHECK(worst.cholesky < peer_tolerance);
+    CHECK(worst.solve_excess < 1.0);
     // Also printed on success: the measured agreement is part of the test's report.
-    if (worst.max() < peer_tolerance) WARN(message.str());
+    if (worst.inverse < peer_tolerance && worst.mass < peer_tolerance && worst.solve_excess < 1.0) WARN(message.str());
   }
 }
 
