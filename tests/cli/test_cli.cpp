@@ -102,7 +102,7 @@ TEST_CASE("liembs plugins lists the built-in components without any environment 
   CHECK(rows >= 10);
 }
 
-TEST_CASE("run writes trajectory.csv and summary.json; validate checks without running", "[cli]") {
+TEST_CASE("run writes trajectory.csv and summary.json, validate checks without running", "[cli]") {
   const fs::path out = scratch("run-ok") / "out";
   const Result result = liembs("run " + free_body + " --output '" + out.string() + "' --set simulation.output_every=10");
   INFO(result.err);
@@ -242,7 +242,7 @@ TEST_CASE("a run whose state stops being finite exits 5 and leaves no output fil
   CHECK_FALSE(has_leftovers(out));
 }
 
-TEST_CASE("constrained runs: a failed projection or IDA step exits 5 naming time, step and joint; no output left",
+TEST_CASE("constrained runs: a failed projection or IDA step exits 5 naming time, step and joint, no output left",
           "[cli][errors]") {
   const std::string heavy_top = "'" LIEMBS_SOURCE_DIR "/configs/paper-002/heavy-top.toml'";
   SECTION("rkmk projection") {

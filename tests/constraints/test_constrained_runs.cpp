@@ -76,7 +76,7 @@ TEST_CASE("paper 002 heavy top: T0, the pivot exact on SE3, drifting on SO3xR3",
   CHECK(so3xr3.summary.orthogonality_error_max < 1e-12);
 }
 
-TEST_CASE("paper 002 heavy top: SE3's exactness does not depend on the tableau; SO3xR3's drift does",
+TEST_CASE("paper 002 heavy top: SE3's exactness does not depend on the tableau, SO3xR3's drift does",
           "[constraints][paper-002]") {
   double previous_drift = 0.0;
   for (const char* tableau : {"rk4", "rk3", "heun", "euler"}) {
@@ -116,7 +116,7 @@ TEST_CASE("paper 002 heavy top: the SO3xR3 drift and the error converge at the t
   }
 }
 
-TEST_CASE("paper 002 heavy top: projection keeps SO3xR3 on the constraint; ida agrees with a converged rkmk",
+TEST_CASE("paper 002 heavy top: projection keeps SO3xR3 on the constraint, ida agrees with a converged rkmk",
           "[constraints][paper-002]") {
   const Outcome projected = run_config("paper-002/heavy-top.toml", {"group.name=SO3xR3", "integrator.projection=true"});
   CHECK(projected.violation.at("pivot") < 1e-12);
@@ -262,7 +262,7 @@ TEST_CASE("a loop on a floating base: relative and absolute coordinates agree on
   }
 }
 
-TEST_CASE("the planar loops' redundant rows are found and reported; the spatial ones have none",
+TEST_CASE("the planar loops' redundant rows are found and reported, the spatial ones have none",
           "[constraints][four-bar]") {
   const std::vector<std::string> brief{"integrator.name=rkmk", "simulation.end_time=0.01"};
   const Outcome relative = run_config("four-bar/planar.toml", brief);
@@ -289,7 +289,7 @@ TEST_CASE("a projection that does not converge ends the run naming time, step si
                         Catch::Contains("did not converge in 1 iterations") && Catch::Contains("joint 'pivot'"));
 }
 
-TEST_CASE("the initial projection keeps the joint rates the file gives; the spatial four-bar turns",
+TEST_CASE("the initial projection keeps the joint rates the file gives, the spatial four-bar turns",
           "[constraints][four-bar]") {
   // configs/four-bar/spatial.toml gives only the crank's rate (joint A, 4 rad/s about the
   // world x axis); the others follow from the loop closure.

@@ -431,7 +431,7 @@ TEST_CASE("free fall: V' = g and every higher derivative zero at every order (T1
   }
 }
 
-TEST_CASE("the closed form of Proposition 1 gives order 0 of H-GRNE; Mbar is CRBA's mass matrix (T6)", "[dynamics][higher-order]") {
+TEST_CASE("the closed form of Proposition 1 gives order 0 of H-GRNE, Mbar is CRBA's mass matrix (T6)", "[dynamics][higher-order]") {
   REQUIRE_BUILD_TREE_REPRESENTATIONS();
   for (const auto& [name, model] : test_models()) {
     INFO("model " << name);

@@ -99,7 +99,7 @@ TEST_CASE("bdf converges at orders 1 and 2 on the free body on SE3 and SO3xR3", 
   }
 }
 
-TEST_CASE("bdf holds the position constraints to the Newton tolerance; the hidden velocity constraint drifts",
+TEST_CASE("bdf holds the position constraints to the Newton tolerance, the hidden velocity constraint drifts",
           "[bdf][constraints]") {
   const Plugins plugins;
   CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);

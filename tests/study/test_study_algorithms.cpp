@@ -116,7 +116,7 @@ TEST_CASE("algorithm study: the largest relative difference and where it is", "[
   CHECK(std::isinf(max_relative_difference(a, {1.0}, 2).value));
 }
 
-TEST_CASE("algorithm study: representations agree, a skewed one is a failed row; --jobs 1 and 2 agree",
+TEST_CASE("algorithm study: representations agree, a skewed one is a failed row, --jobs 1 and 2 agree",
           "[study][algorithms][cli]") {
   const fs::path dir = scratch("skewed");
   const fs::path file = skewed_study(dir);

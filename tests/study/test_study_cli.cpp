@@ -44,7 +44,7 @@ fs::path small_study(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("study: --jobs 1 and --jobs 2 give the same results; failing cases are rows", "[study][cli]") {
+TEST_CASE("study: --jobs 1 and --jobs 2 give the same results, failing cases are rows", "[study][cli]") {
   const fs::path dir = scratch("jobs");
   const fs::path file = small_study(dir);
   const Result one = liembs("study '" + file.string() + "' --jobs 1 --no-report --output '" + (dir / "one").string() + "'");
@@ -71,7 +71,7 @@ TEST_CASE("study: --jobs 1 and --jobs 2 give the same results; failing cases are
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
 }
 
-TEST_CASE("study: an interrupted study re-runs only the missing cases; --force runs all", "[study][cli]") {
+TEST_CASE("study: an interrupted study re-runs only the missing cases, --force runs all", "[study][cli]") {
   const fs::path dir = scratch("resume");
   const fs::path file = small_study(dir);
   const std::string base = "study '" + file.string() + "' --jobs 2 --no-report --output '" + (dir / "out").string() + "'";

@@ -66,7 +66,7 @@ TEST_CASE("study of paper 003: the higher-order algorithms agree across represen
   }
 }
 
-TEST_CASE("study of paper 004: rA, rp and rε agree; BDF2 and generalized-alpha of order 2", "[study][papers]") {
+TEST_CASE("study of paper 004: rA, rp and rε agree, BDF2 and generalized-alpha of order 2", "[study][papers]") {
   const fs::path dir = scratch("paper-004");
   const auto rows = run_study("paper-004", "--jobs 2", dir);
   // The free double pendulum: the same error in the three parameterizations, per integrator and step.
