@@ -27,6 +27,7 @@ using liembs::testing::random_tree_model;
 using liembs::testing::random_vector;
 using liembs::testing::RepresentationPlugins;
 using liembs::testing::tree_variants;
+using liembs::testing::with_loads;
 
 namespace {
 
@@ -158,23 +159,6 @@ Model with_random_parameters(Model model, unsigned seed) {
     const Vec3 moments = Vec3::NullaryExpr([&] { return 1.25 + 0.25 * uniform(random); });
     body.inertia = R * moments.asDiagonal() * R.transpose();
   }
-  return model;
-}
-
-// A body-frame and (with world_frame) a world-frame load on every body.
-Model with_loads(Model model, unsigned seed, bool world_frame = true) {
-  const Eigen::VectorXd values = random_vector(12 * static_cast<Eigen::Index>(model.bodies.size()), seed);
-  for (std::size_t b = 0; b < model.bodies.size(); ++b)
-    for (const AppliedWrench::Frame frame : {AppliedWrench::Frame::body, AppliedWrench::Frame::world}) {
-      if (frame == AppliedWrench::Frame::world && !world_frame) continue;
-      AppliedWrench load;
-      load.body = b;
-      load.frame = frame;
-      const Eigen::Index at = 12 * static_cast<Eigen::Index>(b) + (frame == AppliedWrench::Frame::world ? 6 : 0);
-      load.moment = values.segment<3>(at);
-      load.force = values.segment<3>(at + 3);
-      model.loads.push_back(load);
-    }
   return model;
 }
 

@@ -40,6 +40,7 @@ using namespace liembs;
 using liembs::testing::random_state;
 using liembs::testing::random_tree_model;
 using liembs::testing::random_vector;
+using liembs::testing::with_loads;
 using liembs::testing::lagrangian_closed_form;
 using liembs::testing::LagrangianClosedForm;
 using liembs::testing::first_order_closed_form;
@@ -68,21 +69,6 @@ Bound bind(const Representation& representation, const Model& model, int max_ord
   return bound;
 }
 
-// A body-frame and a world-frame load on every body.
-Model with_loads(Model model, unsigned seed) {
-  const Eigen::VectorXd values = random_vector(12 * static_cast<Eigen::Index>(model.bodies.size()), seed);
-  for (std::size_t b = 0; b < model.bodies.size(); ++b)
-    for (const AppliedWrench::Frame frame : {AppliedWrench::Frame::body, AppliedWrench::Frame::world}) {
-      AppliedWrench load;
-      load.body = b;
-      load.frame = frame;
-      const Eigen::Index at = 12 * static_cast<Eigen::Index>(b) + (frame == AppliedWrench::Frame::world ? 6 : 0);
-      load.moment = values.segment<3>(at);
-      load.force = values.segment<3>(at + 3);
-      model.loads.push_back(load);
-    }
-  return model;
-}
 
 std::vector<std::pair<std::string, Model>> test_models() {
   std::vector<std::pair<std::string, Model>> models;

@@ -177,4 +177,20 @@ Eigen::VectorXd random_vector(Eigen::Index n, unsigned seed, double scale) {
   return v;
 }
 
+Model with_loads(Model model, unsigned seed, bool world_frame) {
+  const Eigen::VectorXd values = random_vector(12 * static_cast<Eigen::Index>(model.bodies.size()), seed);
+  for (std::size_t b = 0; b < model.bodies.size(); ++b)
+    for (const AppliedWrench::Frame frame : {AppliedWrench::Frame::body, AppliedWrench::Frame::world}) {
+      if (frame == AppliedWrench::Frame::world && !world_frame) continue;
+      AppliedWrench load;
+      load.body = b;
+      load.frame = frame;
+      const Eigen::Index at = 12 * static_cast<Eigen::Index>(b) + (frame == AppliedWrench::Frame::world ? 6 : 0);
+      load.moment = values.segment<3>(at);
+      load.force = values.segment<3>(at + 3);
+      model.loads.push_back(load);
+    }
+  return model;
+}
+
 }  // namespace liembs::testing

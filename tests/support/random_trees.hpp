@@ -56,4 +56,7 @@ TreeState random_state(const KinematicTree& tree, unsigned seed);
 // A vector of n entries uniform in [-scale, scale].
 Eigen::VectorXd random_vector(Eigen::Index n, unsigned seed, double scale = 1.0);
 
+// `model` with a random body-frame load on every body and, when world_frame, a world-frame one too.
+Model with_loads(Model model, unsigned seed, bool world_frame = true);
+
 }  // namespace liembs::testing
