@@ -211,9 +211,15 @@ int study_command(const std::vector<std::string>& arguments) {
   if (study::started_by_mpi_launcher()) world = study::load_mpi_world();
   try {
     return run_study(values, world.get());
+  } catch (const Interrupted& interrupted) {
+    if (!world) throw;
+    // Every rank stopped in order (execute_cases): rank 0 says how far the study got, the
+    // others are silent, and MPI is finalized on the way out.
+    if (world->rank() == 0) std::cerr << "liembs study: " << interrupted.what() << "; no output written\n";
+    return interrupted.exit_status();
   } catch (...) {
     if (!world) throw;
-    // The other ranks may be waiting for cases: report here and end the whole job.
+    // Any other error: the other ranks may be waiting for cases; report here and end the whole job.
     const std::string prefix = world->rank() == 0 ? std::string("liembs study: ")
                                                   : "liembs study (MPI rank " + std::to_string(world->rank()) + "): ";
     world->abort(report_exception("study", prefix));

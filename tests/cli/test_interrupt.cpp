@@ -1,8 +1,7 @@
 // SIGINT and SIGTERM during run, compare and eval: the command stops at the next step, case
 // or row, removes its temporaries, leaves earlier outputs untouched, says where it stopped
 // and exits 128 + signal (docs/reliability.md, "Signals"). The signals are sent to a child
-// process whose dispositions are reset to the default (a background job of a
-// non-interactive shell would ignore SIGINT).
+// process whose dispositions are reset to the default (tests/support/signalled_process.hpp).
 #include "../support/cli_process.hpp"
 
 #include <liembs/io/atomic_file.hpp>
@@ -10,9 +9,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/signalled_process.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,8 +24,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -44,70 +42,14 @@ std::vector<std::string> names_in(const fs::path& dir) {
 }
 
 // liembs started with SIGINT and SIGTERM at their default action and unblocked, stderr to `err`.
-struct Child {
-  pid_t pid = -1;
-  fs::path err;
+std::vector<std::string> liembs_command(std::vector<std::string> arguments) {
+  arguments.insert(arguments.begin(), LIEMBS_CLI);
+  return arguments;
+}
 
-  Child(const std::vector<std::string>& arguments, const fs::path& err_file) : err(err_file) {
-    std::vector<std::string> argv_strings{LIEMBS_CLI};
-    argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults, empty;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    sigaddset(&defaults, SIGPIPE);
-    sigemptyset(&empty);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int failed = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    REQUIRE(failed == 0);
-  }
-
-  // True once the child has installed its handler for `signal` (the SigCgt mask of /proc).
-  bool catches(int signal) const {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("SigCgt:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1)) & 1u;
-    return false;
-  }
-
-  template <class Condition>
-  void wait_for(Condition condition) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (!condition()) {
-      REQUIRE(std::chrono::steady_clock::now() < deadline);
-      int status = 0;
-      REQUIRE(::waitpid(pid, &status, WNOHANG) == 0);  // still running
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-
-  // The exit status, or -signal if the child was killed by a signal.
-  int finish() {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  }
-
-  ~Child() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
+struct Child : cli_test::SignalledProcess {
+  Child(const std::vector<std::string>& arguments, const fs::path& err_file)
+      : SignalledProcess(liembs_command(arguments), err_file) {}
 };
 
 const std::string free_body = LIEMBS_TEST_DATA_DIR "/free-body.toml";

@@ -1,7 +1,8 @@
 #pragma once
-// Reading the CSV files `liembs study` writes, for the study tests.
+// Reading the outputs of `liembs study` (the CSV files, the report's figures), for the study tests.
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +51,26 @@ inline std::vector<std::map<std::string, std::string>> csv_rows(const std::strin
     result.push_back(row);
   }
   return result;
+}
+
+// The number of figures report.html announces in its list (data-figures="N"), -1 if none.
+inline int announced_figures(const std::string& html) {
+  std::smatch match;
+  if (!std::regex_search(html, match, std::regex("data-figures=\"([0-9]+)\""))) return -1;
+  return std::stoi(match[1]);
+}
+
+// Whether report.html holds exactly the figures it announces: figure-1 .. figure-N, each
+// with an embedded SVG and one link from the list, and no linked image.
+inline bool has_every_announced_figure(const std::string& html) {
+  const int announced = announced_figures(html);
+  if (announced < 0 || count(html, "<figure ") != announced || html.find("<img") != std::string::npos) return false;
+  for (int k = 1; k <= announced; ++k) {
+    const auto at = html.find("<figure id=\"figure-" + std::to_string(k) + "\"");
+    if (at == std::string::npos || !(html.find("<svg", at) < html.find("</figure>", at))) return false;
+    if (count(html, "href=\"#figure-" + std::to_string(k) + "\"") != 1) return false;
+  }
+  return true;
 }
 
 }  // namespace study_test

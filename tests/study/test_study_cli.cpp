@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -108,21 +107,10 @@ TEST_CASE("study: the report contains every figure it announces", "[study][cli][
     return;
   }
   const std::string html = read_file(dir / "out" / "report.html");
-  std::smatch match;
-  REQUIRE(std::regex_search(html, match, std::regex("data-figures=\"([0-9]+)\"")));
-  const int announced = std::stoi(match[1]);
   // Per group: work-precision and error-vs-step figures, energy drift (no joints: no violation figure).
-  CHECK(announced == 3);
-  for (int k = 1; k <= announced; ++k) {
-    const std::string id = "<figure id=\"figure-" + std::to_string(k) + "\"";
-    const auto at = html.find(id);
-    REQUIRE(at != std::string::npos);
-    CHECK(html.find("<svg", at) < html.find("</figure>", at));
-    CHECK(count(html, "href=\"#figure-" + std::to_string(k) + "\"") == 1);
-  }
-  CHECK(count(html, "<figure ") == announced);
+  CHECK(study_test::announced_figures(html) == 3);
+  CHECK(study_test::has_every_announced_figure(html));
   CHECK_THAT(html, Contains("unknown group 'SE4'"));
-  CHECK(html.find("<img") == std::string::npos);  // self-contained: nothing linked
 }
 
 TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][cli][errors]") {
@@ -147,56 +135,6 @@ TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][
   CHECK(liembs("study --help").status == 0);
 }
 
-
-TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK4 order 4", "[study][cli][paper-002]") {
-  const fs::path out = scratch("paper-002") / "out";
-  const Result result = liembs("study '" LIEMBS_SOURCE_DIR "/studies/paper-002.toml' --jobs 2 --no-report --output '" +
-                               out.string() + "'");
-  INFO(result.out << result.err);
-  REQUIRE(result.status == 0);
-  CHECK_THAT(result.out, Contains("40 cases (40 run, 0 cached, 0 failed)"));
-  int checked = 0;
-  for (const auto& row : csv_rows(read_file(out / "results.csv"))) {
-    if (row.at("role") != "case") continue;
-    const bool se3 = row.at("group.name") == "SE3";
-    INFO(row.at("case"));
-    if (row.at("model") == "heavy-top") {
-      const double pivot = std::stod(row.at("constraint_violation_max.pivot"));
-      CHECK((se3 ? pivot < 1e-11 : pivot > 1e-9));
-      ++checked;
-    }
-    if (row.at("model") == "spherical-three-bar" && se3) {
-      CHECK(std::stod(row.at("constraint_violation_max.joint1")) < 1e-12);
-      CHECK(std::stod(row.at("constraint_violation_max.joint3")) < 1e-12);
-    }
-  }
-  CHECK(checked == 8);
-  for (const auto& row : csv_rows(read_file(out / "series.csv"))) {
-    INFO(row.at("series"));
-    CHECK(std::stod(row.at("observed_order")) == Approx(4.0).margin(0.35));
-  }
-}
-
-TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2", "[study][cli]") {
-  const fs::path out = scratch("integrators") / "out";
-  const Result result = liembs("study '" LIEMBS_SOURCE_DIR "/studies/integrators-tree.toml' --jobs 2 --no-report --output '" +
-                               out.string() + "'");
-  INFO(result.out << result.err);
-  REQUIRE(result.status == 0);
-  const std::map<std::string, double> expected{{"double-pendulum integrator.name=rkmk integrator.tableau=heun", 2.0},
-                                               {"double-pendulum integrator.name=rkmk integrator.tableau=rk3", 3.0},
-                                               {"double-pendulum integrator.name=rkmk integrator.tableau=rk4", 4.0},
-                                               {"double-pendulum integrator.name=generalized-alpha", 2.0}};
-  int checked = 0;
-  for (const auto& row : csv_rows(read_file(out / "series.csv"))) {
-    const auto found = expected.find(row.at("series"));
-    if (found == expected.end()) continue;
-    INFO(row.at("series"));
-    CHECK(std::stod(row.at("observed_order")) == Approx(found->second).margin(0.3));
-    ++checked;
-  }
-  CHECK(checked == 4);
-}
 
 TEST_CASE("study over the four parameterizations: the same errors and RK4's order 4 in each", "[study][cli][parameterizations]") {
   const fs::path dir = scratch("parameterizations");

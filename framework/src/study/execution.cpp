@@ -209,7 +209,11 @@ std::string signal_description(int signal) {
   return "signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : std::string());
 }
 
-constexpr int task_tag = 1, result_tag = 2;  // MPI: "index hash" or "stop"; a record as JSON
+// MPI messages. task (rank 0 to a rank): "<index> <hash>" or "stop"; result (a rank to rank 0):
+// the record as JSON, or "interrupted <signal>" when the rank stopped without one; interrupt
+// (rank 0 to a busy rank): "<signal>", stop the running case.
+constexpr int task_tag = 1, result_tag = 2, interrupt_tag = 3;
+const std::string interrupted_prefix = "interrupted ";
 
 // Runs a case in a child process that stores its record atomically in the cache and leaves
 // without running the parent's exit handlers (its plugins and files belong to the parent).
@@ -251,7 +255,11 @@ CaseRecord collect_record(int status, const std::filesystem::path& output, const
 }
 
 // An MPI rank other than 0: runs the cases rank 0 sends, one at a time, each in a child
-// process as in a local run, and sends back their records until told to stop.
+// process as in a local run, and sends back their records until told to stop. On SIGINT or
+// SIGTERM (mpirun forwards them to every rank) or rank 0's interrupt message, it stops the
+// running case as a local run does, sends its record if it had finished and "interrupted"
+// otherwise, answers any further task with "interrupted", and throws Interrupted once rank 0
+// says stop.
 void serve_cases(const Definition& definition, const std::vector<Case>& cases, const std::filesystem::path& output,
                  const ExecutionOptions& options) {
   MessagePassing& world = *options.world;
@@ -259,36 +267,57 @@ void serve_cases(const Definition& definition, const std::vector<Case>& cases, c
   std::filesystem::create_directories(output / "cases", ec);  // this rank's children write there first
   if (ec) throw Error((output / "cases").string() + ": cannot create the folder: " + ec.message());
   std::fflush(nullptr);
+  int stopped_by = 0;  // the signal this rank stopped for
+  auto interrupt_requested = [&] {
+    if (const int signal = pending_interrupt()) return signal;
+    int source = 0;
+    std::string text;
+    return world.try_receive(interrupt_tag, source, text) ? std::atoi(text.c_str()) : 0;
+  };
   for (;;) {
+    // Waiting for a task, a signal is only noted: rank 0 answers every result with a task or
+    // "stop", so this rank stops after its next message.
     int source = 0;
     std::string task;
-    while (!world.try_receive(task_tag, source, task)) {
-      throw_if_interrupted([] { return std::string("while waiting for a case"); });
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (task == "stop") return;
+    while (!world.try_receive(task_tag, source, task)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (task == "stop") break;
     std::istringstream fields(task);
     std::size_t index = 0;
     std::string hash;
     if (!(fields >> index >> hash) || index >= cases.size())
       throw Error("MPI rank " + std::to_string(world.rank()) + ": malformed task from rank 0: " + task);
+    if (!stopped_by) stopped_by = interrupt_requested();
+    if (stopped_by) {
+      world.send(0, result_tag, interrupted_prefix + std::to_string(stopped_by));
+      continue;
+    }
     const pid_t pid = start_case_process(definition, cases[index], hash, output, options.plugin_paths);
     int status = 0;
     for (;;) {
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
       if (done == pid) break;
       if (done < 0 && errno != EINTR) throw Error(std::string("waiting for a case's process failed: ") + std::strerror(errno));
-      if (const int signal = pending_interrupt()) {
-        ::kill(pid, signal);
-        ::waitpid(pid, nullptr, 0);
-        throw Interrupted(signal, "in case '" + cases[index].id + "'");
+      if ((stopped_by = interrupt_requested())) {
+        // As locally: the case stops at its next step; a record it left just before counts.
+        ::kill(pid, stopped_by);
+        ::waitpid(pid, &status, 0);
+        break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    CaseRecord record = collect_record(status, output, hash);
-    record.id = cases[index].id;
-    world.send(0, result_tag, to_json(record));
+    std::optional<CaseRecord> record;
+    if (!stopped_by)
+      record = collect_record(status, output, hash);
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      record = read_record(record_path(output, hash), hash);
+    if (!record) {
+      world.send(0, result_tag, interrupted_prefix + std::to_string(stopped_by));
+      continue;
+    }
+    record->id = cases[index].id;
+    world.send(0, result_tag, to_json(*record));
   }
+  if (stopped_by) throw Interrupted(stopped_by, "on MPI rank " + std::to_string(world.rank()));
 }
 
 }  // namespace
@@ -391,11 +420,14 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
   std::vector<std::size_t> pending;
   Progress progress;
   progress.total = cases.size();
+  const bool distributed = options.world && options.world->size() > 1;
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    throw_if_interrupted([&] {
-      return "while checking the cases (" + std::to_string(i) + " of " + std::to_string(cases.size()) +
-             "), before any ran";
-    });
+    if (const int signal = pending_interrupt()) {
+      if (distributed)  // the other ranks wait for their first task
+        for (int rank = 1; rank < options.world->size(); ++rank) options.world->send(rank, task_tag, "stop");
+      throw Interrupted(signal, "while checking the cases (" + std::to_string(i) + " of " +
+                                    std::to_string(cases.size()) + "), before any ran");
+    }
     Prepared prepared = prepare(definition, cases[i], options.plugin_paths);
     if (prepared.failure) {
       records[i] = std::move(prepared.failure);
@@ -420,7 +452,6 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
   const auto start = std::chrono::steady_clock::now();
   double run_seconds = 0.0;  // wall time of the cases run so far, summed
   std::size_t finished_runs = 0;
-  const bool distributed = options.world && options.world->size() > 1;
   const unsigned jobs = distributed ? static_cast<unsigned>(options.world->size() - 1) : std::max(1u, options.jobs);
   std::map<long, std::pair<std::size_t, std::chrono::steady_clock::time_point>> running;  // by pid or rank
   auto report = [&] {
@@ -468,8 +499,16 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       }
     }
     report();
+    // On SIGINT or SIGTERM here, or a rank's "interrupted" (mpirun forwards the signals to
+    // every rank), no case is handed out any more: the busy ranks are told to stop their
+    // case, and each answers with its record (the case had finished) or "interrupted".
+    int stop_signal = 0;
+    auto stop_busy_ranks = [&](int signal) {
+      stop_signal = signal;
+      for (const auto& entry : running) world.send(static_cast<int>(entry.first), interrupt_tag, std::to_string(signal));
+    };
     while (!running.empty()) {
-      if (const int signal = pending_interrupt()) throw interrupted(signal);
+      if (const int signal = stop_signal ? 0 : pending_interrupt()) stop_busy_ranks(signal);
       int rank = 0;
       std::string text;
       if (!world.try_receive(result_tag, rank, text)) {
@@ -479,6 +518,12 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       const auto found = running.find(rank);
       if (found == running.end()) throw Error("MPI rank " + std::to_string(rank) + " sent a result it was not asked for");
       const std::size_t index = found->second.first;
+      if (text.rfind(interrupted_prefix, 0) == 0) {
+        running.erase(found);
+        world.send(rank, task_tag, "stop");
+        if (!stop_signal) stop_busy_ranks(std::atoi(text.c_str() + interrupted_prefix.size()));
+        continue;
+      }
       CaseRecord record;
       try {
         record = record_from_json(text);
@@ -492,7 +537,7 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
         file.commit();
       }
       finish(rank, std::move(record));
-      if (next < pending.size()) {
+      if (!stop_signal && next < pending.size()) {
         const std::size_t index_next = pending[next++];
         world.send(rank, task_tag, std::to_string(index_next) + " " + hashes[index_next]);
         running[rank] = {index_next, std::chrono::steady_clock::now()};
@@ -501,6 +546,7 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
         world.send(rank, task_tag, "stop");
       }
     }
+    if (stop_signal) throw interrupted(stop_signal);
   } else {
     while (next < pending.size() || !running.empty()) {
       if (const int signal = pending_interrupt()) {
