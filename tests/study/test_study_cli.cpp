@@ -111,6 +111,26 @@ TEST_CASE("study: the report contains every figure it announces", "[study][cli][
   CHECK(study_test::announced_figures(html) == 3);
   CHECK(study_test::has_every_announced_figure(html));
   CHECK_THAT(html, Contains("unknown group 'SE4'"));
+
+  // By hand with --figures: the same report, and each figure as an SVG file named after its title.
+  const std::string python =
+      std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0 ? "python3" : "/usr/bin/python3";
+  const fs::path figures = dir / "figures";
+  REQUIRE(std::system((python + " '" LIEMBS_SOURCE_DIR "/scripts/study-report' '" + (dir / "out" / "study.json").string() +
+                       "' '" + (dir / "again.html").string() + "' --figures '" + figures.string() + "'")
+                          .c_str()) == 0);
+  CHECK(read_file(dir / "again.html") == html);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(figures)) {
+    names.push_back(entry.path().filename().string());
+    const std::string svg = read_file(entry.path());
+    CHECK(svg.rfind("<?xml", 0) == 0);
+    REQUIRE(svg.find("<svg") != std::string::npos);
+    CHECK(html.find(svg.substr(svg.find("<svg"))) != std::string::npos);  // the report's figure, whole
+  }
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"body-energy-drift-against-time.svg", "body-error-against-simulation-step-size.svg",
+                                          "body-work-precision-diagram-simulation-step-size.svg"});
 }
 
 TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][cli][errors]") {
