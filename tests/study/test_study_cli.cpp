@@ -1,10 +1,13 @@
 // liembs study end to end: --jobs 1 and --jobs 2 give the same results.csv (timings
-// aside), an interrupted study re-runs only the missing cases, failing cases are rows, the
-// report contains every figure it announces, and schema errors exit 2.
+// aside), an interrupted study re-runs only the missing cases, failing cases are rows (a
+// crashed case's process too, not cached), progress shows on a terminal, the report
+// contains every figure it announces, and schema errors exit 2.
 #include "../support/cli_process.hpp"
 #include "study_csv.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "../support/signalled_process.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -93,6 +96,55 @@ TEST_CASE("study: an interrupted study re-runs only the missing cases, --force r
   std::ofstream(records[5]) << "{ not json";
   CHECK_THAT(liembs(base).out, Contains("(1 run, 13 cached, 6 failed)"));
   CHECK_THAT(liembs(base + " --force").out, Contains("(14 run, 0 cached, 6 failed)"));
+}
+
+TEST_CASE("study: a case whose process is killed is a crash row, not cached; the study goes on", "[study][cli]") {
+  const fs::path dir = scratch("crash"), out = dir / "out", file = dir / "study.toml";
+  // Two cases one at a time: a long one, killed from outside, then a short one.
+  std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
+                      << "[[axes]]\nkeys = [\"simulation.end_time\", \"simulation.step_size\"]\nname = \"run\"\n"
+                      << "values = [[20.0, 2e-6], [0.1, 0.01]]\n";
+  cli_test::SignalledProcess study({LIEMBS_CLI, "study", file.string(), "--output", out.string(), "--jobs", "1",
+                                    "--no-report"},
+                                   dir / "err");
+  std::vector<pid_t> cases;
+  study.wait_for([&] { return !(cases = cli_test::children_of(study.pid)).empty(); });
+  REQUIRE(cases.size() == 1);
+  ::kill(cases.front(), SIGKILL);
+  CHECK(study.finish() == 0);
+  const auto rows = csv_rows(read_file(out / "results.csv"));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].at("status") == "failed");
+  CHECK(rows[0].at("failure_kind") == "crash");
+  CHECK_THAT(rows[0].at("error_message"), Contains("the case's process was killed by signal 9"));
+  CHECK(rows[1].at("status") == "ok");
+  std::size_t records = 0;
+  for (const auto& entry : fs::directory_iterator(out / "cases")) records += entry.path().extension() == ".json";
+  CHECK(records == 1);  // a crash may not repeat: the next run tries the case again
+}
+
+TEST_CASE("study: progress on a terminal: cases done, cached, running, failed, time left", "[study][cli]") {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    WARN("skipped: 'script' (util-linux) is not on the PATH to give liembs a terminal");
+    return;
+  }
+  const fs::path dir = scratch("progress");
+  const fs::path file = small_study(dir);
+  // script(1) runs the study on a pseudo-terminal and copies what it shows to its stdout.
+  const std::string command = "script -qec \"env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' study '" + file.string() +
+                              "' --jobs 2 --no-report --output '" + (dir / "out").string() + "'\" /dev/null >'" +
+                              (dir / "terminal").string() + "' 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const std::string terminal = read_file(dir / "terminal");
+  INFO(terminal);
+  CHECK_THAT(terminal, Contains("cases: 6 of 20 done (0 cached), 0 running, 6 failed"));  // SE4's, before any ran
+  CHECK_THAT(terminal, Contains(" 2 running, "));
+  CHECK_THAT(terminal, Contains("cases: 20 of 20 done (0 cached), 0 running, 6 failed, about 0 s left"));
+  CHECK_THAT(terminal, Contains("20 cases (14 run, 0 cached, 6 failed)"));
+  // Not on a terminal: no progress.
+  const Result quiet = liembs("study '" + file.string() + "' --no-report --output '" + (dir / "out").string() + "'");
+  CHECK(quiet.err.find("cases:") == std::string::npos);
+  CHECK_THAT(quiet.out, Contains("20 cases (0 run, 14 cached, 6 failed)"));
 }
 
 TEST_CASE("study: the report contains every figure it announces", "[study][cli][report]") {

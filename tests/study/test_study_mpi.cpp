@@ -6,6 +6,7 @@
 // running, keeps the finished cases and leaves no results, temporaries or processes.
 // Skipped with a message when mpirun or the MPI module is missing.
 #include "../support/cli_process.hpp"
+#include "mpi_launcher.hpp"
 #include "study_csv.hpp"
 
 #include <catch2/catch.hpp>
@@ -17,7 +18,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,25 +31,12 @@ namespace {
 
 fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-study-mpi-test", name); }
 
-// As root, OpenMPI wants to be told; two ranks on fewer cores need oversubscription.
-const std::vector<std::string> mpi_environment{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                                               "OMPI_MCA_rmaps_base_oversubscribe=1"};
-
-std::string mpirun() {
-  std::string prefix;
-  for (const auto& assignment : mpi_environment) prefix += assignment + " ";
-  return prefix + "mpirun -np 2 ";
-}
-
-cli_test::CliResult run(const std::string& prefix, const std::string& arguments, const fs::path& io) {
-  const std::string command = prefix + "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" +
-                              (io / "stdout").string() + "' 2>'" + (io / "stderr").string() + "'";
-  const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(io / "stdout"), read_file(io / "stderr")};
+cli_test::CliResult run(const std::string& launcher, const std::string& arguments, const fs::path& io) {
+  return cli_test::run_liembs(arguments, io, {}, launcher);
 }
 
 bool mpirun_missing() {
-  if (std::system("command -v mpirun >/dev/null 2>&1") == 0) return false;
+  if (study_test::mpirun_on_path()) return false;
   WARN("skipped: mpirun is not on the PATH (Debian: apt install openmpi-bin)");
   return true;
 }
@@ -77,20 +64,12 @@ std::vector<pid_t> processes_mentioning(const std::string& text) {
 
 // The process of MPI rank `rank` started by `launcher` (a child of mpirun on one machine).
 pid_t rank_process(pid_t launcher, int rank) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_file(entry.path() / "stat");  // pid (comm) state ppid ...
-    const auto after_name = stat.rfind(')');
-    if (after_name == std::string::npos) continue;
-    std::istringstream fields(stat.substr(after_name + 1));
-    std::string state;
-    pid_t parent = 0;
-    if (!(fields >> state >> parent) || parent != launcher) continue;
-    std::string environment = read_file(entry.path() / "environ");
-    std::replace(environment.begin(), environment.end(), '\0', '\n');
-    if (environment.find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") != std::string::npos)
-      return static_cast<pid_t>(std::stol(name));
+  std::string entry("OMPI_COMM_WORLD_RANK=");
+  entry.append(std::to_string(rank)).push_back('\0');
+  for (const pid_t child : cli_test::children_of(launcher)) {
+    std::string environment(1, '\0');  // every entry between two NULs
+    environment.append(read_file("/proc/" + std::to_string(child) + "/environ"));
+    if (environment.find('\0' + entry) != std::string::npos) return child;
   }
   return 0;
 }
@@ -123,7 +102,7 @@ TEST_CASE("study under mpirun -np 2: the serial run's results, failed rows inclu
   const auto serial = run("", study + "'" + (dir / "serial").string() + "' --jobs 2", dir);
   INFO(serial.out << serial.err);
   REQUIRE(serial.status == 0);
-  const auto distributed = run(mpirun(), study + "'" + (dir / "mpi").string() + "'", dir);
+  const auto distributed = run(study_test::mpirun_launcher(), study + "'" + (dir / "mpi").string() + "'", dir);
   INFO(distributed.out << distributed.err);
   REQUIRE(distributed.status == 0);
   CHECK_THAT(distributed.out, Contains("22 cases (16 run, 0 cached, 14 failed)"));
@@ -143,7 +122,7 @@ TEST_CASE("study under mpirun -np 2: the serial run's results, failed rows inclu
   REQUIRE(records.size() == 16);
   std::sort(records.begin(), records.end());
   for (int i = 0; i < 3; ++i) fs::remove(records[static_cast<std::size_t>(i)]);
-  const auto resumed = run(mpirun(), study + "'" + (dir / "mpi").string() + "'", dir);
+  const auto resumed = run(study_test::mpirun_launcher(), study + "'" + (dir / "mpi").string() + "'", dir);
   INFO(resumed.out << resumed.err);
   REQUIRE(resumed.status == 0);
   CHECK_THAT(resumed.out, Contains("22 cases (3 run, 13 cached, 14 failed)"));
@@ -172,7 +151,7 @@ TEST_CASE("algorithm study under mpirun -np 2: the serial run's results, the dis
   const auto serial = run("", study + "'" + (dir / "serial").string() + "'", dir);
   INFO(serial.out << serial.err);
   REQUIRE(serial.status == 0);
-  const auto distributed = run(mpirun(), study + "'" + (dir / "mpi").string() + "'", dir);
+  const auto distributed = run(study_test::mpirun_launcher(), study + "'" + (dir / "mpi").string() + "'", dir);
   INFO(distributed.out << distributed.err);
   REQUIRE(distributed.status == 0);
   CHECK_THAT(distributed.out, Contains("6 cases (6 run, 0 cached, 2 failed)"));
@@ -205,7 +184,8 @@ TEST_CASE("study under mpirun -np 2 stops on SIGINT or SIGTERM, keeps the finish
                            Way{"rank-1", 1, SIGTERM, "SIGTERM"});
   INFO(way.name << " " << way.signal);
   const fs::path dir = scratch(std::string("interrupt-") + way.name + "-" + std::to_string(way.signal));
-  const fs::path out = dir / "out", file = dir / "study.toml";
+  const fs::path out = dir / "out", file = dir / "study.toml", io = dir / "io";
+  fs::create_directories(io);
   // Three cases run one at a time on rank 1: two short ones, then one of many seconds.
   const std::string cases = "[[0.1, 0.01], [0.2, 0.01], [20.0, 2e-6]]";
   std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
@@ -220,7 +200,7 @@ TEST_CASE("study under mpirun -np 2 stops on SIGINT or SIGTERM, keeps the finish
   {
     cli_test::SignalledProcess job({"mpirun", "-np", "2", "env", "-u", "LIEMBS_PLUGIN_PATH", LIEMBS_CLI, "study",
                                     file.string(), "--output", out.string(), "--no-report"},
-                                   dir / "err", mpi_environment);
+                                   dir / "err", study_test::mpi_environment());
     job.wait_for([&] { return records() == 2; });
     pid_t target = job.pid;
     if (way.target_rank >= 0) {
@@ -240,9 +220,9 @@ TEST_CASE("study under mpirun -np 2 stops on SIGINT or SIGTERM, keeps the finish
   CHECK(names_in(out / "cases").size() == 2);
   CHECK(processes_mentioning(file.string()).empty());  // no rank and no case left running
   // Resumed with the long case made short: the two finished cases are not run again.
-  const auto resumed = run(mpirun(), "study '" + file.string() + "' --output '" + out.string() +
+  const auto resumed = run(study_test::mpirun_launcher(), "study '" + file.string() + "' --output '" + out.string() +
                                          "' --no-report --set 'axes.0.values=[[0.1, 0.01], [0.2, 0.01], [0.3, 0.01]]'",
-                           dir);
+                           io);
   INFO(resumed.out << resumed.err);
   CHECK(resumed.status == 0);
   CHECK_THAT(resumed.out, Contains("3 cases (1 run, 2 cached, 0 failed)"));

@@ -8,6 +8,7 @@
 // prescribed motion (paper 004). A study file without a test of its own is run by the last
 // test, which checks its outputs.
 #include "../support/cli_process.hpp"
+#include "mpi_launcher.hpp"
 #include "study_csv.hpp"
 
 #include <catch2/catch.hpp>
@@ -90,15 +91,17 @@ TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK
   }
 }
 
-TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2", "[study][papers]") {
+TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2, the same under mpirun -np 2", "[study][papers][mpi]") {
   const fs::path dir = scratch("integrators");
-  run_study("integrators-tree", "--jobs 2", dir);
+  const auto rows = run_study("integrators-tree", "--jobs 2", dir);
   const std::map<std::string, double> expected{{"double-pendulum integrator.name=rkmk integrator.tableau=heun", 2.0},
                                                {"double-pendulum integrator.name=rkmk integrator.tableau=rk3", 3.0},
                                                {"double-pendulum integrator.name=rkmk integrator.tableau=rk4", 4.0},
                                                {"double-pendulum integrator.name=generalized-alpha", 2.0}};
   int checked = 0;
+  std::map<std::string, std::string> orders;  // series -> observed order, as written
   for (const auto& row : csv_rows(read_file(dir / "study" / "series.csv"))) {
+    orders[row.at("series")] = row.at("observed_order");
     const auto found = expected.find(row.at("series"));
     if (found == expected.end()) continue;
     INFO(row.at("series"));
@@ -106,6 +109,29 @@ TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2", "[study][p
     ++checked;
   }
   CHECK(checked == 4);
+#ifdef LIEMBS_TEST_STUDY_MPI
+  if (!study_test::mpirun_on_path()) {
+    WARN("mpirun is not on the PATH: the study was not run under MPI (Debian: apt install openmpi-bin)");
+    return;
+  }
+  // A study of studies/ under mpirun -np 2: every output, and the serial run's results apart from the timings.
+  const fs::path mpi = dir / "mpi";
+  const auto result = cli_test::run_liembs("study '" LIEMBS_SOURCE_DIR "/studies/integrators-tree.toml' --output '" +
+                                               mpi.string() + "'",
+                                           dir, {}, study_test::mpirun_launcher());
+  INFO(result.out << result.err);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Contains(std::to_string(rows.size()) + " cases (" + std::to_string(rows.size()) +
+                                  " run, 0 cached, 0 failed)"));
+  const std::vector<std::string> timings{"cpu_seconds", "wall_seconds"};
+  CHECK(study_test::csv_without(read_file(mpi / "results.csv"), timings) ==
+        study_test::csv_without(read_file(dir / "study" / "results.csv"), timings));
+  std::map<std::string, std::string> mpi_orders;
+  for (const auto& row : csv_rows(read_file(mpi / "series.csv"))) mpi_orders[row.at("series")] = row.at("observed_order");
+  CHECK(mpi_orders == orders);
+  CHECK_THAT(read_file(mpi / "study.json"), Contains("\"cases\""));
+  if (fs::exists(dir / "study" / "report.html")) CHECK(study_test::has_every_announced_figure(read_file(mpi / "report.html")));
+#endif
 }
 
 TEST_CASE("study of papers 000/001: every algorithm agrees in the four representations", "[study][papers]") {

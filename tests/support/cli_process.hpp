@@ -33,10 +33,11 @@ inline std::filesystem::path scratch_folder(const std::string& prefix, const std
 }
 
 // Runs liembs with `arguments` (already shell-quoted where needed) and LIEMBS_PLUGIN_PATH unset,
-// from `cwd` when given, else from the test's folder; stdout and stderr go through files in `io`.
+// from `cwd` when given, else from the test's folder, started by `launcher` when given (e.g.
+// "mpirun -np 2 "); stdout and stderr go through files in `io`.
 inline CliResult run_liembs(const std::string& arguments, const std::filesystem::path& io,
-                            const std::filesystem::path& cwd = {}) {
-  const std::string command = (cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ") +
+                            const std::filesystem::path& cwd = {}, const std::string& launcher = {}) {
+  const std::string command = (cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ") + launcher +
                               "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" +
                               (io / "out").string() + "' 2>'" + (io / "err").string() + "'";
   const int raw = std::system(command.c_str());
