@@ -65,6 +65,29 @@ TEST_CASE("study: --jobs 1 and --jobs 2 give the same results, failing cases are
   CHECK(count(csv_one, ",failed,plugin,") == 6);
   CHECK_THAT(csv_one, Contains("unknown group 'SE4'"));
   CHECK(count(csv_one, ",ok,") == 14);
+  // Along each ladder of the torque-free body, the velocity error and the drifts of the
+  // conserved energy and angular momentum shrink with the step (RK4 and Heun).
+  std::map<std::string, std::map<double, std::map<std::string, double>>> ladders;  // group and tableau -> step -> column
+  for (const auto& row : csv_rows(csv_one))
+    if (row.at("role") == "case" && row.at("status") == "ok")
+      for (const char* column : {"velocity_error_max", "energy_drift_max", "angular_momentum_drift_max", "steps",
+                                 "rhs_evaluations"})
+        ladders[row.at("group.name") + " " + row.at("integrator.tableau")][std::stod(row.at("simulation.step_size"))]
+               [column] = std::stod(row.at(column));
+  CHECK(ladders.size() == 4);
+  for (const auto& [label, by_step] : ladders) {
+    INFO(label);
+    REQUIRE(by_step.size() == 3);
+    const auto& fine = by_step.begin()->second;    // h = 0.01
+    const auto& coarse = by_step.rbegin()->second;  // h = 0.05
+    for (const char* column : {"velocity_error_max", "energy_drift_max", "angular_momentum_drift_max"}) {
+      INFO(column);
+      CHECK(fine.at(column) > 0.0);
+      CHECK(fine.at(column) < coarse.at(column) / 10.0);
+    }
+    CHECK(fine.at("steps") == 30);
+    CHECK(fine.at("rhs_evaluations") == (label.find("rk4") != std::string::npos ? 4 : 2) * 30);
+  }
   // A ladder per group and tableau (those of SE4 without errors).
   const std::string series = read_file(dir / "one" / "series.csv");
   CHECK(count(series, "\n") == 1 + 6);
@@ -98,7 +121,7 @@ TEST_CASE("study: an interrupted study re-runs only the missing cases, --force r
   CHECK_THAT(liembs(base + " --force").out, Contains("(14 run, 0 cached, 6 failed)"));
 }
 
-TEST_CASE("study: a case whose process is killed is a crash row, not cached; the study goes on", "[study][cli]") {
+TEST_CASE("study: a case whose process is killed is a crash row, not cached, and the study goes on", "[study][cli]") {
   const fs::path dir = scratch("crash"), out = dir / "out", file = dir / "study.toml";
   // Two cases one at a time: a long one, killed from outside, then a short one.
   std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"

@@ -177,6 +177,20 @@ TEST_CASE("study of paper 004: rA, rp and rε agree, BDF2 and generalized-alpha 
       CHECK(std::stod(row.at("constraint_violation_max")) < 1e-11);
       ++projected;
     }
+    // The cost counters: fixed steps over 1 s; RK4's four stages per step; at least one
+    // Newton iteration per step of the implicit methods; ida's own steps and failures.
+    const std::string integrator = row.at("integrator.name");
+    const long steps = std::stol(row.at("steps"));
+    if (integrator == "ida") {
+      CHECK(steps > 10);
+      CHECK(std::stol(row.at("rhs_evaluations")) > steps);
+      CHECK(std::stol(row.at("newton_iterations")) >= steps);
+      CHECK(std::stol(row.at("failed_steps")) >= 0);
+    } else {
+      CHECK(steps == std::lround(1.0 / std::stod(row.at("simulation.step_size"))));
+      if (integrator == "rkmk") CHECK(std::stol(row.at("rhs_evaluations")) == 4 * steps);
+      else CHECK(std::stol(row.at("newton_iterations")) >= steps);
+    }
   }
   CHECK(projected == 4 * 3 * 3);  // every mechanism, parameterization and step
   CHECK(errors.size() == 3 + 3 + 3 + 1);
