@@ -5,7 +5,7 @@ Run by hand after a build, with Debian's interpreter:
     build/bin/bench-batch-eval --benchmark_filter='rnea/(kernel-sum|batch)'   # the C++ side
 
 Prints the time of one call from Python (one state: the Evaluator on a row, and Model.rnea
-on q, qd, qdd) and of batches of 100,000 states on 1 and 2 threads; the fastest of several
+on q, qd, qdd, as contiguous float64 arrays and as strided views) and of batches of 100,000 states on 1 and 2 threads; the fastest of several
 repetitions, wall-clock."""
 import os
 import sys
@@ -38,13 +38,18 @@ def main():
     row = states[0].copy()
     one_row = fastest(lambda: evaluator(row), 7, 20000)
     q0, qd0, qdd0 = q[0].copy(), qd[0].copy(), qdd[0].copy()
-    named = fastest(lambda: arm.rnea(q0, qd0, qdd0), 7, 20000)
+    named = fastest(lambda: arm.rnea(q0, qd0, qdd0), 7, 20000)  # the fast path: contiguous float64
+    q1, qd1, qdd1 = (np.repeat(a, 2)[::2] for a in (q0, qd0, qdd0))  # the same values as strided views
+    assert not q1.flags.c_contiguous and np.array_equal(arm.rnea(q1, qd1, qdd1), arm.rnea(q0, qd0, qdd0))
+    converted = fastest(lambda: arm.rnea(q1, qd1, qdd1), 7, 20000)  # the general path: converted first
     print(f"one state, Evaluator(row):        {one_row * 1e9:8.0f} ns per call")
-    print(f"one state, Model.rnea(q, qd, qdd): {named * 1e9:8.0f} ns per call")
+    print(f"one state, Model.rnea(q, qd, qdd): {named * 1e9:8.0f} ns per call (contiguous float64: read in place)")
+    print(f"one state, Model.rnea on views:    {converted * 1e9:8.0f} ns per call (strided: converted first)")
     evaluator.threads = 1
     per_row = fastest(lambda: evaluator(states), 7, 3) / rows  # the C++ batch loop: about one kernel call a row
     print(f"C++ batch, per state:              {per_row * 1e9:8.0f} ns; one call from Python costs "
-          f"{(one_row - per_row) * 1e9:.0f} ns (Evaluator) and {(named - per_row) * 1e9:.0f} ns (Model.rnea) more")
+          f"{(one_row - per_row) * 1e9:.0f} ns (Evaluator), {(named - per_row) * 1e9:.0f} ns (Model.rnea) and "
+          f"{(converted - per_row) * 1e9:.0f} ns (Model.rnea on views) more")
     for threads in (1, 2):
         evaluator.threads = threads
         batch = fastest(lambda: evaluator(states), 7, 3)

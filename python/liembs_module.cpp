@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -115,9 +117,13 @@ class Evaluator {
     return result;
   }
 
+  // One state already gathered into a row of the inputs, into `out` (output_count() values).
+  void evaluate_one(const double* in, double* out) { batch_.evaluate({in, batch_.input_count()}, {out, batch_.output_count()}); }
+  std::size_t output_count() const { return batch_.output_count(); }
+
   // One state (1-D, the inputs in order) or rows of states (2-D): outputs of the same rank.
   py::array_t<double> evaluate(const Array& states) {
-    const std::size_t width = batch_.input_count(), out_width = batch_.output_count();
+    const std::size_t width = batch_.input_count();
     if (states.ndim() == 1 || states.ndim() == 2) {
       const auto columns = static_cast<std::size_t>(states.shape(states.ndim() - 1));
       if (columns == width) {
@@ -198,6 +204,15 @@ class ModelHandle {
     return shape_result(algorithm, result, batch);
   }
 
+  // A tree algorithm by name (named_algorithms[index]) on `count` arguments given as Python
+  // objects. The fast path, for one state of 1-D C-contiguous float64 arrays in the model's
+  // own representation: the arguments are read in place into one row, and the evaluator is
+  // the one bound at the first call (no map lookup, no conversion, no copy of an array).
+  // Anything else (2-D batches, lists, other dtypes, strided views, wrong lengths, another
+  // representation) takes the general path: converted to float64 arrays, checked, named.
+  py::object call_named(std::size_t index, std::initializer_list<py::handle> arguments,
+                        const std::optional<std::string>& representation, unsigned threads);
+
   std::size_t positions() const { return static_cast<std::size_t>(tree_->dof()) + (tree_->floating_base ? 7 : 0); }
   std::size_t velocities() const { return static_cast<std::size_t>(tree_->velocity_dimension()); }
   const KinematicTree& tree() const { return *tree_; }
@@ -250,6 +265,7 @@ class ModelHandle {
   std::map<std::tuple<std::string, std::string>, std::shared_ptr<Evaluator>> evaluators_;
   std::map<std::string, std::shared_ptr<Evaluator>> default_evaluators_;
   std::vector<double> scratch_;  // in the model's own representation
+  std::vector<std::shared_ptr<Evaluator>> bound_;  // per named algorithm: its evaluator in the model's representation
 };
 
 Source file_source(const std::string& file, const std::vector<std::string>& set, const std::vector<std::string>& plugin_path) {
@@ -398,21 +414,77 @@ struct NamedAlgorithm {
   const char* name;
   int arguments;
   const char* third;
+  bool vector_result;  // the evaluator's row is the result (no reshaping)
   const char* doc;
 };
 const NamedAlgorithm named_algorithms[] = {
-    {"rnea", "rnea", 3, "qdd", "Inverse dynamics (RNEA): generalized forces, shape (nv,) or (rows, nv)."},
-    {"aba", "aba", 3, "tau", "Forward dynamics (ABA): generalized accelerations, shape (nv,) or (rows, nv)."},
-    {"crba_cholesky", "crba-cholesky", 3, "tau", "Forward dynamics by CRBA and Cholesky."},
-    {"crba", "crba", 1, nullptr, "Mass matrix (CRBA), shape (nv, nv) or (rows, nv, nv)."},
-    {"coriolis", "coriolis", 2, nullptr, "Coriolis matrix C (M' - 2C skew), shape (nv, nv) or (rows, nv, nv)."},
-    {"gravity", "gravity", 1, nullptr, "Gravity and load forces, shape (nv,) or (rows, nv)."},
-    {"rnea_derivatives", "rnea-derivatives", 3, "qdd",
+    {"rnea", "rnea", 3, "qdd", true, "Inverse dynamics (RNEA): generalized forces, shape (nv,) or (rows, nv)."},
+    {"aba", "aba", 3, "tau", true, "Forward dynamics (ABA): generalized accelerations, shape (nv,) or (rows, nv)."},
+    {"crba_cholesky", "crba-cholesky", 3, "tau", true, "Forward dynamics by CRBA and Cholesky."},
+    {"crba", "crba", 1, nullptr, false, "Mass matrix (CRBA), shape (nv, nv) or (rows, nv, nv)."},
+    {"coriolis", "coriolis", 2, nullptr, false, "Coriolis matrix C (M' - 2C skew), shape (nv, nv) or (rows, nv, nv)."},
+    {"gravity", "gravity", 1, nullptr, true, "Gravity and load forces, shape (nv,) or (rows, nv)."},
+    {"rnea_derivatives", "rnea-derivatives", 3, "qdd", false,
      "Inverse dynamics and its derivatives: dict force, force_by_q, force_by_u, mass."},
-    {"aba_derivatives", "aba-derivatives", 3, "tau",
+    {"aba_derivatives", "aba-derivatives", 3, "tau", false,
      "Forward dynamics and its derivatives: dict acceleration, acceleration_by_q, acceleration_by_u, acceleration_by_force."},
-    {"regressor", "regressor", 3, "qdd", "Inverse-dynamics regressor Y, shape (nv, 10 bodies), tau = Y pi."},
+    {"regressor", "regressor", 3, "qdd", false, "Inverse-dynamics regressor Y, shape (nv, 10 bodies), tau = Y pi."},
 };
+
+// The data of a 1-D, C-contiguous, aligned, native float64 array of `length` entries, else
+// nullptr.
+const double* contiguous_vector(py::handle object, std::size_t length) {
+  if (!py::isinstance<py::array>(object)) return nullptr;
+  const auto array = py::reinterpret_borrow<py::array>(object);
+  constexpr int layout = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  if (array.ndim() != 1 || static_cast<std::size_t>(array.shape(0)) != length || (array.flags() & layout) != layout)
+    return nullptr;
+  const py::dtype type = array.dtype();
+  if (type.char_() != 'd' || type.byteorder() == '>') return nullptr;
+  return static_cast<const double*>(array.data());
+}
+
+py::object ModelHandle::call_named(std::size_t index, std::initializer_list<py::handle> arguments,
+                                   const std::optional<std::string>& representation, unsigned threads) {
+  const NamedAlgorithm& named = named_algorithms[index];
+  if (!representation) {
+    const double* data[3] = {nullptr, nullptr, nullptr};
+    std::size_t a = 0, width = 0;
+    for (const py::handle argument : arguments) {
+      const std::size_t length = a == 0 ? positions() : velocities();
+      if (!(data[a++] = contiguous_vector(argument, length))) break;
+      width += length;
+    }
+    if (data[arguments.size() - 1]) {
+      if (bound_.empty()) bound_.resize(std::size(named_algorithms));
+      if (!bound_[index]) bound_[index] = evaluator(named.name, std::nullopt, threads);
+      Evaluator& bound = *bound_[index];
+      bound.request_threads(threads);
+      scratch_.resize(width);
+      double* row = scratch_.data();
+      for (std::size_t k = 0; k < arguments.size(); ++k) {
+        const std::size_t length = k == 0 ? positions() : velocities();
+        std::copy_n(data[k], length, row);
+        row += length;
+      }
+      py::array_t<double> result(static_cast<py::ssize_t>(bound.output_count()));
+      bound.evaluate_one(scratch_.data(), result.mutable_data());
+      return named.vector_result ? py::object(std::move(result)) : shape_result(named.name, result, false);
+    }
+  }
+  std::vector<Array> converted;
+  std::size_t a = 0;
+  for (const py::handle argument : arguments) {
+    auto array = Array::ensure(argument);
+    ++a;
+    if (!array)
+      throw py::type_error(std::string(named.method) + "(): argument " + std::to_string(a) + " is a " +
+                           std::string(py::str(py::type::handle_of(argument).attr("__name__"))) +
+                           ", not an array of numbers (or a sequence convertible to float64)");
+    converted.push_back(std::move(array));
+  }
+  return call(named.name, converted, representation, threads);
+}
 
 }  // namespace
 
@@ -490,27 +562,27 @@ PYBIND11_MODULE(liembs, module) {
           },
           py::arg("set") = std::vector<std::string>{}, py::arg("output") = py::none(),
           "Runs the file's simulation; returns (trajectory: dict of arrays, summary: dict).");
-  for (const NamedAlgorithm& named : named_algorithms) {
-    const std::string name = named.name;
+  for (std::size_t index = 0; index < std::size(named_algorithms); ++index) {
+    const NamedAlgorithm& named = named_algorithms[index];
     if (named.arguments == 1)
       model.def(
           named.method,
-          [name](ModelHandle& m, const Array& q, const std::optional<std::string>& representation, unsigned threads) {
-            return m.call(name, {q}, representation, threads);
+          [index](ModelHandle& m, py::handle q, const std::optional<std::string>& representation, unsigned threads) {
+            return m.call_named(index, {q}, representation, threads);
           },
           py::arg("q"), py::kw_only(), py::arg("representation") = py::none(), py::arg("threads") = 0, named.doc);
     else if (named.arguments == 2)
       model.def(
           named.method,
-          [name](ModelHandle& m, const Array& q, const Array& qd, const std::optional<std::string>& representation, unsigned threads) {
-            return m.call(name, {q, qd}, representation, threads);
+          [index](ModelHandle& m, py::handle q, py::handle qd, const std::optional<std::string>& representation, unsigned threads) {
+            return m.call_named(index, {q, qd}, representation, threads);
           },
           py::arg("q"), py::arg("qd"), py::kw_only(), py::arg("representation") = py::none(), py::arg("threads") = 0, named.doc);
     else
       model.def(
           named.method,
-          [name](ModelHandle& m, const Array& q, const Array& qd, const Array& third, const std::optional<std::string>& representation,
-                 unsigned threads) { return m.call(name, {q, qd, third}, representation, threads); },
+          [index](ModelHandle& m, py::handle q, py::handle qd, py::handle third, const std::optional<std::string>& representation,
+                  unsigned threads) { return m.call_named(index, {q, qd, third}, representation, threads); },
           py::arg("q"), py::arg("qd"), py::arg(named.third), py::kw_only(), py::arg("representation") = py::none(),
           py::arg("threads") = 0, named.doc);
   }

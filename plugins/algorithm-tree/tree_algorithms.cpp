@@ -470,35 +470,41 @@ class TreeEvaluator final : public BatchEvaluator {
       state_.qd = Eigen::Map<const Eigen::VectorXd>(in + k, n);
       k += static_cast<std::size_t>(n);
     }
+    // The third input (accelerations or forces) in a vector of this evaluator: the kernels
+    // take an Eigen::VectorXd, and a Map passed there would be copied into a new one.
+    const auto third = [&]() -> const Eigen::VectorXd& {
+      third_ = Eigen::Map<const Eigen::VectorXd>(in + k, nv);
+      return third_;
+    };
     switch (quantity_) {
       case Quantity::forward_aba:
-        dynamics_->forward_dynamics(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), vector_);
+        dynamics_->forward_dynamics(state_, third(), vector_);
         break;
       case Quantity::forward_cholesky:
-        dynamics_->forward_dynamics_cholesky(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), vector_);
+        dynamics_->forward_dynamics_cholesky(state_, third(), vector_);
         break;
       case Quantity::inverse_dynamics:
-        dynamics_->inverse_dynamics(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), vector_);
+        dynamics_->inverse_dynamics(state_, third(), vector_);
         break;
       case Quantity::gravity_forces: dynamics_->gravity_forces(state_, vector_); break;
       case Quantity::mass_matrix: dynamics_->mass_matrix(state_, matrix_); break;
       case Quantity::coriolis_matrix: dynamics_->coriolis_matrix(state_, matrix_); break;
       case Quantity::inverse_dynamics_derivatives: {
-        derivatives_->inverse_dynamics_derivatives(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), inverse_);
+        derivatives_->inverse_dynamics_derivatives(state_, third(), inverse_);
         out = write_row_major(write_row_major(write_row_major(write_vector(out, inverse_.force), inverse_.force_by_q),
                                               inverse_.force_by_u),
                               inverse_.mass);
         return;
       }
       case Quantity::forward_dynamics_derivatives: {
-        derivatives_->forward_dynamics_derivatives(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), forward_);
+        derivatives_->forward_dynamics_derivatives(state_, third(), forward_);
         out = write_row_major(write_row_major(write_row_major(write_vector(out, forward_.acceleration), forward_.acceleration_by_q),
                                               forward_.acceleration_by_u),
                               forward_.acceleration_by_force);
         return;
       }
       case Quantity::regressor:
-        derivatives_->inverse_dynamics_regressor(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), matrix_);
+        derivatives_->inverse_dynamics_regressor(state_, third(), matrix_);
         write_row_major(out, matrix_);
         return;
     }
@@ -525,7 +531,7 @@ class TreeEvaluator final : public BatchEvaluator {
   ForwardDynamicsDerivatives forward_;
   std::vector<std::string> inputs_, outputs_;
   TreeState state_;
-  Eigen::VectorXd vector_;
+  Eigen::VectorXd vector_, third_;
   Eigen::MatrixXd matrix_;
 };
 

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -150,6 +151,40 @@ TEST_CASE("recursive inverse dynamics, mass, Coriolis and gravity terms equal th
       for (std::size_t r = 1; r < forces.size(); ++r) {
         INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
         CHECK(relative_error(forces[r], forces[0]) < roundoff_tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("CRBA writes every entry of M, whatever the output held, and M does not depend on the base pose",
+          "[dynamics]") {
+  // CRBA zeroes only the entries of unrelated degrees of freedom and places a floating base
+  // at the identity (M is invariant when the whole system moves): an output filled with
+  // NaN or with another state's M gives the closed form at the true base pose.
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const auto& variant : tree_variants()) {
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      BoundTree bound = bind_all(representations, random_tree_model(seed, variant.options));
+      const KinematicTree& tree = *bound.tree;
+      const int nv = tree.velocity_dimension();
+      const TreeState state = random_state(tree, 1000 + seed), other = random_state(tree, 7000 + seed);
+      const Eigen::MatrixXd reference = closed_form::mass_matrix(tree, state);
+      for (auto& [name, dynamics] : bound.dynamics) {
+        INFO("representation " << name);
+        Eigen::MatrixXd mass = Eigen::MatrixXd::Constant(nv, nv, std::numeric_limits<double>::quiet_NaN());
+        dynamics->mass_matrix(state, mass);
+        CHECK(relative_error(mass, reference) < roundoff_tolerance);
+        dynamics->mass_matrix(other, mass);
+        dynamics->mass_matrix(state, mass);
+        CHECK(relative_error(mass, reference) < roundoff_tolerance);
+        if (tree.floating_base) {  // another base pose, same joints: the same M
+          TreeState moved_base = other;
+          moved_base.q = state.q;
+          moved_base.qd = state.qd;
+          CHECK(relative_error(closed_form::mass_matrix(tree, moved_base), reference) < roundoff_tolerance);
+        }
       }
     }
   }

@@ -124,6 +124,61 @@ def test_bad_states_are_named():
         floating.evaluator("no-such-algorithm")
 
 
+def same(a, b):
+    """Bit-identical results: arrays, or dicts of arrays (the derivatives)."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    return np.array_equal(a, b)
+
+
+def test_one_state_fast_path_equals_the_general_path():
+    """One state of 1-D contiguous float64 arrays is read in place (the fast path); views,
+    other dtypes, byte orders and lists are converted first (the general path): the same
+    numbers, bit for bit, for every named algorithm, fixed and floating base."""
+    for model in (liembs.Model(ARM), liembs.Model(FLOATING)):
+        q, qd, qdd = random_states(model, 3)
+        for method, arguments in (("rnea", 3), ("aba", 3), ("crba_cholesky", 3), ("crba", 1), ("coriolis", 2),
+                                  ("gravity", 1), ("rnea_derivatives", 3), ("aba_derivatives", 3), ("regressor", 3)):
+            call = getattr(model, method)
+            batch = call(*(q, qd, qdd)[:arguments])  # 2-D: the general path
+            for row in range(3):
+                one = [np.ascontiguousarray(a[row]) for a in (q, qd, qdd)[:arguments]]
+                fast = call(*one)
+                assert same(fast, {k: v[row] for k, v in batch.items()} if isinstance(batch, dict) else batch[row])
+                for converted in ([np.repeat(a, 2)[::2] for a in one],  # strided views
+                                  [a.astype(">f8") for a in one],        # big-endian float64
+                                  [a.tolist() for a in one]):            # lists
+                    assert same(call(*converted), fast)
+                single = [a.astype(np.float32) for a in one]  # converted: as float64 arrays of the same values
+                assert same(call(*single), call(*[a.astype(np.float64) for a in single]))
+        # A representation named in the call takes the general path and its own evaluator.
+        own = model.evaluator("rnea").representation
+        assert same(model.rnea(q[0], qd[0], qdd[0], representation=own), model.rnea(q[0], qd[0], qdd[0]))
+        assert np.allclose(model.rnea(q[0], qd[0], qdd[0], representation="mixed"), model.rnea(q[0], qd[0], qdd[0]),
+                           atol=1e-10)
+
+
+def test_one_state_errors_are_those_of_the_general_path():
+    floating = liembs.Model(FLOATING)
+    q, qd, qdd = random_states(floating, 1)
+    q, qd, qdd = q[0], qd[0], qdd[0]
+    with pytest.raises(liembs.ConfigError, match="argument 2 has 5 entries per state, expected 9"):
+        floating.rnea(q, qd[:5], qdd)
+    with pytest.raises(liembs.ConfigError, match="argument 2 has 5 entries per state, expected 9"):
+        floating.rnea(q, np.repeat(qd, 2)[:10:2], qdd)  # a strided view of the wrong length
+    with pytest.raises(liembs.ConfigError, match=r"argument 3 has shape \(1, 9\); every argument must be 1-D"):
+        floating.rnea(q, qd, qdd[None, :])
+    with pytest.raises(TypeError, match=r"rnea\(\): argument 2 is a dict, not an array of numbers"):
+        floating.rnea(q, {}, qdd)
+    zero = q.copy()
+    zero[3:7] = 0.0
+    with pytest.raises(liembs.Error, match="row 0: base quaternion is zero"):
+        floating.rnea(zero, qd, qdd)  # the fast path
+    with pytest.raises(liembs.Error, match="row 0: base quaternion is zero"):
+        floating.rnea(zero.tolist(), qd, qdd)  # the general path
+    assert np.all(np.isfinite(floating.rnea(q, qd, qdd)))  # the model still works after the errors
+
+
 def test_npy_files_of_liembs_eval_match_the_module(tmp_path):
     arm = liembs.Model(ARM)
     q, qd, qdd = random_states(arm, 1000)

@@ -14,9 +14,10 @@
 //                 (newton_euler_wrench, if given, computes all of W_i in one pass)
 //   composite...  CRBA's composite inertias, kept as 10-parameter rigid-body inertias in
 //                 every representation: composite (a node's own), composite_to_parent
-//                 (T^T I T), composite_times_screw (I S), composite_matrix (the 6x6 matrix)
+//                 (T^T I T), composite_times_screw (I S)
 //   walk...       CRBA's off-diagonal entries M_ij = S_j . F_i, paired in the world frame
-//                 (walk_screw S_j, composite_times_screw F_i; walk_to_policy: F at the base)
+//                 (walk_screw S_j, composite_times_screw F_i), which is the base frame
+//                 when the base floats (CRBA places it at the identity)
 //   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
 // Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
@@ -77,7 +78,7 @@ LIEMBS_STRONG_INLINE Vec3 offset_to_parent(const Pose& parent, const Pose& node)
 }
 
 // A twist about the point r (world orientation) about the world origin: (w, v + r x w);
-// a wrench the other way, (m + r x f, f); and a world wrench about the point r, (m - r x f, f).
+// a wrench the other way, (m + r x f, f).
 LIEMBS_STRONG_INLINE Vec6 twist_about_origin(const Vec3& r, const Vec6& S) {
   return pairs(S(0), S(1), S(2), S(3) + (r(1) * S(2) - r(2) * S(1)), S(4) + (r(2) * S(0) - r(0) * S(2)),
                S(5) + (r(0) * S(1) - r(1) * S(0)));
@@ -86,7 +87,6 @@ LIEMBS_STRONG_INLINE Vec6 wrench_about_origin(const Vec3& r, const Vec6& W) {
   return pairs(W(0) + (r(1) * W(5) - r(2) * W(4)), W(1) + (r(2) * W(3) - r(0) * W(5)), W(2) + (r(0) * W(4) - r(1) * W(3)),
                W(3), W(4), W(5));
 }
-LIEMBS_STRONG_INLINE Vec6 wrench_about_point(const Vec3& r, const Vec6& W) { return wrench_about_origin(-r, W); }
 
 // CRBA's composites for a policy whose node inertias have rigid-body form (body-fixed,
 // spatial, hybrid): the node's own is Self::inertia, they move by the transform's
@@ -99,9 +99,7 @@ struct RigidComposites {
   LIEMBS_STRONG_INLINE static RigidInertia composite_to_parent(const Transform& T, const RigidInertia& I) { return T.congruence(I); }
   template <class Screw>
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Screw& S, const Screw&) { return I * S; }
-  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose&, const RigidInertia& I) { return I.matrix(); }
   static constexpr bool separate_walk_form = false;
-  LIEMBS_STRONG_INLINE static const Vec6& walk_to_policy(const Pose&, const Vec6& F) { return F; }
 };
 
 // Body-fixed: V^b = (omega^b, R^T r'), frame of node i (000 section 4.1, eqs. 66-68).
@@ -141,13 +139,6 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const AxialScrew& X) { return world_screw(C, X); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const AxialScrew& S, const Vec6&) {
     return twist_transforms::Adjoint::wrench_to_parent(C, I * S);  // Ad_C^-T (I S)
-  }
-  // A world wrench in the base's frame: Ad_C^T W = (R^T (m - r x f), R^T f).
-  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) {
-    Vec6 out;
-    out.head<3>() = C.R.transpose() * (W.head<3>() - C.r.cross(W.tail<3>()));
-    out.tail<3>() = C.R.transpose() * W.tail<3>();
-    return out;
   }
 };
 
@@ -290,7 +281,6 @@ struct Hybrid : RigidComposites<Hybrid> {
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S, const Vec6&) {
     return wrench_about_origin(C.r, I * S);
   }
-  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) { return wrench_about_point(C.r, W); }
 
 };
 
@@ -383,18 +373,6 @@ struct Mixed {
   LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const Vec6& S) { return twist_about_origin(C.r, hybrid_screw(C, S)); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const Vec6& S, const Vec6&) {
     return wrench_about_origin(C.r, I * hybrid_screw(C, S));
-  }
-  // A world wrench in the base's mixed coordinates: about the base origin, then P^-T.
-  LIEMBS_STRONG_INLINE static Vec6 walk_to_policy(const Pose& C, const Vec6& W) {
-    const Vec6 F = wrench_about_point(C.r, W);
-    const Vec3 m = C.R.transpose() * F.head<3>();
-    return pairs(m(0), m(1), m(2), F(3), F(4), F(5));
-  }
-  LIEMBS_STRONG_INLINE static Mat6 composite_matrix(const Pose& C, const RigidInertia& I) {
-    Mat6 M = I.matrix();
-    M.topRows<3>() = C.R.transpose() * M.topRows<3>();
-    M.leftCols<3>() = M.leftCols<3>() * C.R;
-    return M;
   }
   // P b^h = diag(omega^b~, omega^s~) M (omega^b; 0) = (w x I w, R (w x (w x h))), since
   // omega^s x R (w x h) = R (w x (w x h)) for omega^s = R w.
