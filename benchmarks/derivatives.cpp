@@ -1,7 +1,10 @@
 // Analytic derivatives of the equations of motion (derivative_algorithms.hpp) against the
-// same model's RNEA and ABA and against central finite differences of LieMBS's own RNEA and
-// ABA (4 n kernel calls per pair of matrices), in every twist representation, in one run;
-// a ratio table at the end (docs/derivatives.md, "Benchmark").
+// same model's RNEA and ABA, against central finite differences of LieMBS's own RNEA and
+// ABA (4 n kernel calls per pair of matrices), in every twist representation, and, when
+// ADOL-C is found, against its vector forward mode (fov_forward, 3 nv directions: the same
+// three matrices) on a taped scalar RNEA/ABA (benchmarks/ad-baseline), in one run; a ratio
+// table at the end (docs/derivatives.md, "Benchmark"). The ADOL-C Jacobians are checked
+// against the analytic ones before anything is timed (and in test-ad-baseline).
 //
 //   bench-derivatives [Google Benchmark options]
 //
@@ -10,6 +13,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/urdf_import.hpp>
 #include <liembs/plugin/registry.hpp>
@@ -18,6 +22,10 @@
 #include <support/model_generators.hpp>
 
 #include "bench_support.hpp"
+
+#ifdef LIEMBS_HAVE_ADOLC
+#include <adolc_taylor.hpp>
+#endif
 
 #include <benchmark/benchmark.h>
 
@@ -113,6 +121,48 @@ struct BenchModel {
   bool floating = false;
 };
 
+#ifdef LIEMBS_HAVE_ADOLC
+// "model/ADOLC-dID/adolc" and "model/ADOLC-dFD/adolc", after checking them against the
+// analytic derivatives on both samples (a disagreement stops the benchmark).
+void register_adolc(const std::string& model, const std::shared_ptr<const KinematicTree>& tree, TreeDerivatives& analytic,
+                    std::shared_ptr<Samples> samples, short tag) {
+  auto scalar = std::make_shared<const ad_baseline::ScalarTree>(*tree);
+  auto rnea = std::make_shared<ad_baseline::AdolcInverseDynamics>(scalar, tag);
+  auto aba = std::make_shared<ad_baseline::AdolcForwardDynamics>(scalar, static_cast<short>(tag + 1));
+  const auto error = [](const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+    return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
+  };
+  for (const Sample& s : *samples) {
+    InverseDynamicsDerivatives ad_id, id;
+    ForwardDynamicsDerivatives ad_fd, fd;
+    rnea->derivatives(s.state, s.acceleration, ad_id);
+    aba->derivatives(s.state, s.force, ad_fd);
+    analytic.inverse_dynamics_derivatives(s.state, s.acceleration, id);
+    analytic.forward_dynamics_derivatives(s.state, s.force, fd);
+    const double worst = std::max({error(ad_id.force_by_q, id.force_by_q), error(ad_id.force_by_u, id.force_by_u),
+                                   error(ad_id.mass, id.mass), error(ad_fd.acceleration_by_q, fd.acceleration_by_q),
+                                   error(ad_fd.acceleration_by_u, fd.acceleration_by_u),
+                                   error(ad_fd.acceleration_by_force, fd.acceleration_by_force)});
+    if (!(worst < 1e-8))
+      throw Error("ADOL-C's Jacobians differ from the analytic derivatives on " + model + " by " + std::to_string(worst));
+  }
+  const auto add = [&](const char* kernel, auto body) {
+    benchmark::RegisterBenchmark((model + "/" + kernel + "/adolc").c_str(), [body, samples](benchmark::State& bench) mutable {
+      std::size_t k = 0;
+      for (auto _ : bench) body((*samples)[k++ & 1]);
+    });
+  };
+  add("ADOLC-dID", [rnea, out = InverseDynamicsDerivatives()](const Sample& s) mutable {
+    rnea->derivatives(s.state, s.acceleration, out);
+    benchmark::DoNotOptimize(out.force_by_q.data());
+  });
+  add("ADOLC-dFD", [aba, out = ForwardDynamicsDerivatives()](const Sample& s) mutable {
+    aba->derivatives(s.state, s.force, out);
+    benchmark::DoNotOptimize(out.acceleration_by_q.data());
+  });
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +175,7 @@ int main(int argc, char** argv) {
     registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
     registry.load();
     const auto no_options = ConfigDocument::from_string("", "options");
+    short tag = 1;
     for (const auto& bench_model : models) {
       Model model = import_urdf_string(bench_model.urdf, bench_model.name, bench_model.floating);
       model.gravity = Vec3(0, 0, -9.81);
@@ -134,6 +185,11 @@ int main(int argc, char** argv) {
         auto representation = registry.create<Representation>(name, no_options->root());
         register_model(bench_model.name, name, representation->bind_tree(tree), representation->bind_derivatives(tree), samples);
       }
+#ifdef LIEMBS_HAVE_ADOLC
+      auto spatial = registry.create<Representation>("spatial", no_options->root())->bind_derivatives(tree);
+      register_adolc(bench_model.name, tree, *spatial, samples, tag);
+      tag = static_cast<short>(tag + 2);
+#endif
     }
   } catch (const std::exception& error) {
     std::cerr << "bench-derivatives: " << error.what() << "\n";
@@ -156,8 +212,14 @@ int main(int argc, char** argv) {
     }
     return time;
   };
-  std::cout << "\n| model | dID ns (best) | dID / RNEA | dFD ns (best) | dFD / ABA | FD of RNEA / dID | FD of ABA / dFD |\n"
-               "|---|---|---|---|---|---|---|\n";
+  // Absent kernels (no ADOL-C) print as 0.
+  const auto adolc = [&](const std::string& model, const char* kernel) {
+    const auto found = reporter.times.find(model + "/" + kernel + "/adolc");
+    return found == reporter.times.end() ? 0.0 : found->second;
+  };
+  std::cout << "\n| model | dID ns (best) | dID / RNEA | dFD ns (best) | dFD / ABA | FD of RNEA / dID | FD of ABA / dFD "
+               "| ADOL-C dID / dID | ADOL-C dFD / dFD |\n"
+               "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& bench_model : models) {
     const std::string& m = bench_model.name;
     std::string id_who, fd_who;
@@ -165,7 +227,8 @@ int main(int argc, char** argv) {
     std::cout << "| " << m << " | " << std::fixed << std::setprecision(0) << id << " (" << id_who << ") | "
               << std::setprecision(2) << id / best(m, "RNEA") << " | " << std::setprecision(0) << fd << " (" << fd_who
               << ") | " << std::setprecision(2) << fd / best(m, "ABA") << " | " << std::setprecision(1)
-              << best(m, "FD-dID") / id << " | " << best(m, "FD-dFD") / fd << " |\n";
+              << best(m, "FD-dID") / id << " | " << best(m, "FD-dFD") / fd << " | " << adolc(m, "ADOLC-dID") / id
+              << " | " << adolc(m, "ADOLC-dFD") / fd << " |\n";
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include "time_series.hpp"
 
 #include <liembs/error.hpp>
+#include <liembs/lie/so3.hpp>
 
 #include <adolc/adalloc.h>
 #include <adolc/adouble.h>
@@ -55,6 +56,41 @@ std::vector<adouble> independents(int count) {
   std::vector<adouble> x(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) x[static_cast<std::size_t>(i)] <<= 0.1 + 0.01 * i;
   return x;
+}
+
+// Seeds the 3 nv directions of a first-derivative sweep into X (independents x 3 nv): the
+// configuration directions (the base's along C exp(xi): d gamma = gamma x omega, through the
+// gamma rows at `gamma_row`; joint q rows from `q_row`), the velocity directions (base twist
+// rows from `twist_row`, q' rows from q_row + n) and the third set of rows, `third_rows` (one
+// per generalized velocity, consecutive or split into base and joints).
+void seed_directions(double** X, int independents, const ScalarTree& tree, const Vec3& gamma, int q_row,
+                     const std::vector<int>& third_rows) {
+  const int n = tree.dof(), nv = tree.velocity_dimension(), offset = tree.floating ? 6 : 0;
+  for (int i = 0; i < independents; ++i) std::fill(X[i], X[i] + 3 * nv, 0.0);
+  if (tree.floating) {
+    const Mat3 turn = so3::hat(gamma);  // d gamma / d omega
+    for (int c = 0; c < 3; ++c)
+      for (int r = 0; r < 3; ++r) X[r][c] = turn(r, c);
+    for (int c = 0; c < 6; ++c) X[3 + c][nv + c] = 1.0;  // base twist V
+  }
+  for (int i = 0; i < n; ++i) {
+    X[q_row + i][offset + i] = 1.0;
+    X[q_row + n + i][nv + offset + i] = 1.0;
+  }
+  for (int c = 0; c < nv; ++c) X[third_rows[static_cast<std::size_t>(c)]][2 * nv + c] = 1.0;
+}
+
+// The three nv x nv blocks of Y (dependents x 3 nv).
+void read_directions(double** Y, int nv, Eigen::MatrixXd& first, Eigen::MatrixXd& second, Eigen::MatrixXd& third) {
+  first.resize(nv, nv);
+  second.resize(nv, nv);
+  third.resize(nv, nv);
+  for (int i = 0; i < nv; ++i)
+    for (int c = 0; c < nv; ++c) {
+      first(i, c) = Y[i][c];
+      second(i, c) = Y[i][nv + c];
+      third(i, c) = Y[i][2 * nv + c];
+    }
 }
 
 }  // namespace
@@ -114,6 +150,39 @@ void AdolcInverseDynamics::inverse_dynamics(const TreeState& state, const Eigen:
     for (int k = 0; k <= r; ++k) forces(i, k) = Y[i][k] * factorial(k);
 }
 
+void AdolcInverseDynamics::derivatives(const TreeState& state, const Eigen::VectorXd& acceleration,
+                                       InverseDynamicsDerivatives& out) {
+  const ScalarTree& tree = *tree_;
+  const int n = tree.dof(), nv = dependents_, base = tree.floating ? 15 : 0;
+  if (acceleration.size() != nv || state.q.size() != n || state.qd.size() != n)
+    throw Error("AD baseline RNEA: expected a state with " + std::to_string(n) + " joints and an acceleration of " +
+                std::to_string(nv));
+  point_.assign(static_cast<std::size_t>(independents_), 0.0);
+  value_.resize(static_cast<std::size_t>(dependents_));
+  const Vec3 gamma = state.base.R.transpose() * tree.gravity;
+  if (tree.floating)
+    for (int c = 0; c < 6; ++c) {
+      if (c < 3) point_[static_cast<std::size_t>(c)] = gamma(c);
+      point_[static_cast<std::size_t>(3 + c)] = state.base_twist(c);
+      point_[static_cast<std::size_t>(9 + c)] = acceleration(c);  // V'
+    }
+  for (int i = 0; i < n; ++i) {
+    point_[static_cast<std::size_t>(base + i)] = state.q(i);
+    point_[static_cast<std::size_t>(base + n + i)] = state.qd(i);
+    point_[static_cast<std::size_t>(base + 2 * n + i)] = acceleration((tree.floating ? 6 : 0) + i);
+  }
+  std::vector<int> rate_rows;  // u': V' then q''
+  if (tree.floating)
+    for (int c = 0; c < 6; ++c) rate_rows.push_back(9 + c);
+  for (int i = 0; i < n; ++i) rate_rows.push_back(base + 2 * n + i);
+  double** X = X_.resize(independents_, 3 * nv);
+  double** Y = Y_.resize(dependents_, 3 * nv);
+  seed_directions(X, independents_, tree, gamma, base, rate_rows);
+  fov_forward(tag_, dependents_, independents_, 3 * nv, point_.data(), X, value_.data(), Y);
+  out.force = Eigen::Map<const Eigen::VectorXd>(value_.data(), nv);
+  read_directions(Y, nv, out.force_by_q, out.force_by_u, out.mass);
+}
+
 AdolcForwardDynamics::AdolcForwardDynamics(std::shared_ptr<const ScalarTree> tree, short tag)
     : tree_(std::move(tree)), tag_(tag) {
   const int n = tree_->dof(), base = tree_->floating ? 9 : 0;
@@ -169,6 +238,38 @@ void AdolcForwardDynamics::forward_dynamics(const TreeState& state, const Eigen:
   rates.resize(nv, r + 1);
   for (int i = 0; i < nv; ++i)
     for (int k = 0; k <= r; ++k) rates(i, k) = Y[i][k] * factorial(k);
+}
+
+void AdolcForwardDynamics::derivatives(const TreeState& state, const Eigen::VectorXd& force,
+                                       ForwardDynamicsDerivatives& out) {
+  const ScalarTree& tree = *tree_;
+  const int n = tree.dof(), nv = dependents_, base = tree.floating ? 9 : 0, tau = base + 2 * n;
+  if (force.size() != nv || state.q.size() != n || state.qd.size() != n)
+    throw Error("AD baseline ABA: expected a state with " + std::to_string(n) + " joints and a force of " +
+                std::to_string(nv));
+  point_.assign(static_cast<std::size_t>(independents_), 0.0);
+  value_.resize(static_cast<std::size_t>(dependents_));
+  const Vec3 gamma = state.base.R.transpose() * tree.gravity;
+  if (tree.floating)
+    for (int c = 0; c < 6; ++c) {
+      if (c < 3) point_[static_cast<std::size_t>(c)] = gamma(c);
+      point_[static_cast<std::size_t>(3 + c)] = state.base_twist(c);
+    }
+  for (int i = 0; i < n; ++i) {
+    point_[static_cast<std::size_t>(base + i)] = state.q(i);
+    point_[static_cast<std::size_t>(base + n + i)] = state.qd(i);
+  }
+  std::vector<int> force_rows;
+  for (int i = 0; i < nv; ++i) {
+    point_[static_cast<std::size_t>(tau + i)] = force(i);
+    force_rows.push_back(tau + i);
+  }
+  double** X = X_.resize(independents_, 3 * nv);
+  double** Y = Y_.resize(dependents_, 3 * nv);
+  seed_directions(X, independents_, tree, gamma, base, force_rows);
+  fov_forward(tag_, dependents_, independents_, 3 * nv, point_.data(), X, value_.data(), Y);
+  out.acceleration = Eigen::Map<const Eigen::VectorXd>(value_.data(), nv);
+  read_directions(Y, nv, out.acceleration_by_q, out.acceleration_by_u, out.acceleration_by_force);
 }
 
 }  // namespace liembs::ad_baseline

@@ -8,11 +8,13 @@
 // The tapes have no value-dependent branches, so one tape serves every state.
 #include "scalar_tree_dynamics.hpp"
 
+#include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_state.hpp>
 
 #include <Eigen/Core>
 
 #include <memory>
+#include <vector>
 
 namespace liembs::ad_baseline {
 
@@ -33,11 +35,16 @@ class TaylorBuffer {
 
 // Inverse dynamics. Independents: gamma (floating), V, V' (floating), q, q', q''; dependents:
 // the forces. One forward sweep of degree r gives tau^(0..r).
+// First derivatives (bench-derivatives): the same tape in ADOL-C's vector forward mode,
+// fov_forward with 3 nv directions, gives the matrices of InverseDynamicsDerivatives in
+// LieMBS's coordinates (the base pose along C exp(xi), which turns gamma by gamma x omega).
 class AdolcInverseDynamics {
  public:
   AdolcInverseDynamics(std::shared_ptr<const ScalarTree> tree, short tag);
   // Order-0 value by a zero-order sweep of the tape (checks the tape against the double code).
   void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces);
+  // tau, dtau/dq, dtau/du and M = dtau/du' by one fov_forward sweep.
+  void derivatives(const TreeState& state, const Eigen::VectorXd& acceleration, InverseDynamicsDerivatives& out);
   std::size_t tape_operations() const { return operations_; }
 
  private:
@@ -47,6 +54,7 @@ class AdolcInverseDynamics {
   std::size_t operations_ = 0;
   TaylorBuffer X_, Y_;
   Eigen::MatrixXd joints_, omega_, gamma_;
+  std::vector<double> point_, value_;
 };
 
 // Forward dynamics. Independents: gamma (floating), V (floating), q, q', tau; dependents: u'.
@@ -57,6 +65,8 @@ class AdolcForwardDynamics {
  public:
   AdolcForwardDynamics(std::shared_ptr<const ScalarTree> tree, short tag);
   void forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, Eigen::MatrixXd& rates);
+  // u', du'/dq, du'/du and M^-1 = du'/dtau by one fov_forward sweep (3 nv directions).
+  void derivatives(const TreeState& state, const Eigen::VectorXd& force, ForwardDynamicsDerivatives& out);
   std::size_t tape_operations() const { return operations_; }
 
  private:
@@ -65,6 +75,7 @@ class AdolcForwardDynamics {
   int independents_, dependents_;
   std::size_t operations_ = 0;
   TaylorBuffer X_, Y_;
+  std::vector<double> point_, value_;
 };
 
 }  // namespace liembs::ad_baseline

@@ -3,7 +3,8 @@
 // rigid-body algorithm and a Cholesky solve ("crba-cholesky") for simulations, and
 // inverse dynamics ("rnea"), the mass matrix ("crba"), the Coriolis matrix ("coriolis"),
 // gravity forces ("gravity"), the analytic derivatives of inverse and forward dynamics
-// ("rnea-derivatives", "aba-derivatives") and the inverse-dynamics regressor ("regressor")
+// ("rnea-derivatives", "aba-derivatives"), the inverse-dynamics regressor ("regressor") and
+// the derivatives by the joints' geometry ("rnea-geometric-derivatives")
 // for `liembs eval` (docs/derivatives.md). A floating base moves on the run's group;
 // its velocity coordinates are converted to and from the body twist the algorithms use.
 // Joints that close loops are cut (the topology names them) and become loop-closure
@@ -17,6 +18,7 @@
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
+#include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
@@ -364,7 +366,8 @@ enum class Quantity {
   gravity_forces,
   inverse_dynamics_derivatives,
   forward_dynamics_derivatives,
-  regressor
+  regressor,
+  geometric_derivatives
 };
 
 bool uses_derivatives(Quantity quantity) {
@@ -387,8 +390,10 @@ const char* const inertial_parameter_names[kInertialParameters] = {"m",   "mcx",
 class TreeEvaluator final : public BatchEvaluator {
  public:
   TreeEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<TreeDynamics> dynamics,
-                std::unique_ptr<TreeDerivatives> derivatives, std::vector<std::string> body_names, Quantity quantity)
-      : tree_(std::move(tree)), dynamics_(std::move(dynamics)), derivatives_(std::move(derivatives)), quantity_(quantity) {
+                std::unique_ptr<TreeDerivatives> derivatives, std::unique_ptr<TreeGeometricDerivatives> geometric,
+                const Model& model, Quantity quantity)
+      : tree_(std::move(tree)), dynamics_(std::move(dynamics)), derivatives_(std::move(derivatives)),
+        geometric_(std::move(geometric)), quantity_(quantity) {
     // "base.<base name>" for each of `base_names` if the tree floats, then "<prefix><dof name>".
     auto add_per_coordinate = [&](std::vector<std::string>& list, const char* prefix,
                                   const std::vector<const char*>& base_names) {
@@ -435,9 +440,25 @@ class TreeEvaluator final : public BatchEvaluator {
       case Quantity::regressor:
         add_per_coordinate(inputs_, "qdd.", rate_names);
         for (const auto& row : coordinates)
-          for (const auto& body : body_names)
-            for (const char* parameter : inertial_parameter_names) outputs_.push_back("Y." + row + "." + body + "." + parameter);
+          for (const RigidBody& body : model.bodies)
+            for (const char* parameter : inertial_parameter_names) outputs_.push_back("Y." + row + "." + body.name + "." + parameter);
         break;
+      case Quantity::geometric_derivatives: {
+        // dtau_dB.<row>.<joint>.<xi component>, then dtau_dX.<row>.<dof>.<screw coordinate>.
+        add_per_coordinate(inputs_, "qdd.", rate_names);
+        add_per_coordinate(outputs_, "tau.", wrench_names);
+        std::vector<std::string> joints;
+        for (const int node : joint_first_nodes(*tree_))
+          joints.push_back(model.joints[tree_->dof_joint[static_cast<std::size_t>(node)]].name);
+        const auto add_parameters = [&](const std::string& prefix, const std::vector<std::string>& parameters) {
+          for (const auto& row : coordinates)
+            for (const auto& parameter : parameters)
+              for (const char* component : twist_names) outputs_.push_back(prefix + row + "." + parameter + "." + component);
+        };
+        add_parameters("dtau_dB.", joints);
+        add_parameters("dtau_dX.", tree_->dof_names);
+        break;
+      }
       case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", wrench_names); break;
       case Quantity::mass_matrix:
       case Quantity::coriolis_matrix: add_matrix(quantity == Quantity::mass_matrix ? "M" : "C"); break;
@@ -507,6 +528,11 @@ class TreeEvaluator final : public BatchEvaluator {
         derivatives_->inverse_dynamics_regressor(state_, third(), matrix_);
         write_row_major(out, matrix_);
         return;
+      case Quantity::geometric_derivatives:
+        geometric_->inverse_dynamics_geometric_derivatives(state_, Eigen::Map<const Eigen::VectorXd>(in + k, nv), geometric_out_);
+        write_row_major(write_row_major(write_vector(out, geometric_out_.force), geometric_out_.force_by_reference),
+                        geometric_out_.force_by_screw);
+        return;
     }
     if (quantity_ == Quantity::mass_matrix || quantity_ == Quantity::coriolis_matrix) write_row_major(out, matrix_);
     else write_vector(out, vector_);
@@ -526,9 +552,11 @@ class TreeEvaluator final : public BatchEvaluator {
   std::shared_ptr<const KinematicTree> tree_;
   std::unique_ptr<TreeDynamics> dynamics_;
   std::unique_ptr<TreeDerivatives> derivatives_;  // for the derivative quantities
+  std::unique_ptr<TreeGeometricDerivatives> geometric_;  // for the geometric derivatives
   Quantity quantity_;
   InverseDynamicsDerivatives inverse_;
   ForwardDynamicsDerivatives forward_;
+  GeometricDerivatives geometric_out_;
   std::vector<std::string> inputs_, outputs_;
   TreeState state_;
   Eigen::VectorXd vector_, third_;
@@ -554,10 +582,10 @@ class TreeAlgorithm final : public Algorithm {
     auto tree = std::make_shared<const KinematicTree>(compile_tree(*context.model));
     auto dynamics = context.representation->bind_tree(tree);
     auto derivatives = uses_derivatives(quantity_) ? context.representation->bind_derivatives(tree) : nullptr;
-    std::vector<std::string> body_names;
-    for (const RigidBody& body : context.model->bodies) body_names.push_back(body.name);
+    auto geometric = quantity_ == Quantity::geometric_derivatives ? context.representation->bind_geometric_derivatives(tree)
+                                                                  : nullptr;
     return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), std::move(derivatives),
-                                           std::move(body_names), quantity_);
+                                           std::move(geometric), *context.model, quantity_);
   }
 
  private:
@@ -598,4 +626,6 @@ LIEMBS_PLUGIN(registrar) {
   add("aba-derivatives", Quantity::forward_dynamics_derivatives,
       "forward dynamics of a tree and its analytic derivatives dqdd/dq, dqdd/du, M^-1 (liembs eval)");
   add("regressor", Quantity::regressor, "inverse-dynamics regressor Y of a tree, tau = Y pi (liembs eval)");
+  add("rnea-geometric-derivatives", Quantity::geometric_derivatives,
+      "inverse dynamics of a tree and its derivatives by the joints' references B and screws X (liembs eval)");
 }

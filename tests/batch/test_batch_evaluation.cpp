@@ -19,7 +19,8 @@ using namespace liembs;
 namespace {
 
 const char* const tree_algorithms[] = {"aba",      "crba-cholesky", "rnea",    "crba",     "coriolis",
-                                       "gravity", "rnea-derivatives", "aba-derivatives", "regressor"};
+                                       "gravity", "rnea-derivatives", "aba-derivatives", "regressor",
+                                       "rnea-geometric-derivatives"};
 
 struct LoadedRun {
   Registry registry;  // outlives the components created from its plugins

@@ -451,6 +451,15 @@ TEST_CASE("eval writes the analytic derivatives and the regressor under their do
   CHECK_THAT(regressor, Contains("Y.shoulder.upper.m,Y.shoulder.upper.mcx"));
   CHECK_THAT(regressor, Contains("Y.elbow.lower.Izz"));
   CHECK(numeric_rows(regressor).at(0).size() == 2 * 2 * 10);
+  // Geometric derivatives: tau as rnea, then 6 columns per joint (B) and per degree of freedom (X) for each row.
+  const std::string geometric = eval("rnea-geometric-derivatives", "id.csv");
+  CHECK_THAT(geometric, Contains("tau.shoulder,tau.elbow,dtau_dB.shoulder.shoulder.wx,dtau_dB.shoulder.shoulder.wy"));
+  CHECK_THAT(geometric, Contains("dtau_dB.elbow.elbow.vz,dtau_dX.shoulder.shoulder.wx"));
+  CHECK_THAT(geometric, Contains("dtau_dX.elbow.elbow.vz"));
+  const auto g = numeric_rows(geometric).at(0);
+  REQUIRE(g.size() == 2 + 2 * 12 + 2 * 12);
+  CHECK(std::abs(g[0] - derivatives[0]) < 1e-12);
+  CHECK(std::abs(g[1] - derivatives[1]) < 1e-12);
   // A derivative algorithm cannot integrate a run.
   const Result r = liembs("validate " + model + " --set algorithm.name=rnea-derivatives");
   CHECK(r.status == 4);

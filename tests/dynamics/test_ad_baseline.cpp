@@ -1,10 +1,12 @@
-// The higher-order algorithms (H-GRNE, H-GABI) against automatic differentiation, an
-// independent computation: ADOL-C's univariate Taylor propagation and nested dual numbers
-// on a plain scalar-templated RNEA/ABA (benchmarks/ad-baseline), which shares no code with
-// the LieMBS kernels. These are also the checks bench-higher-order relies on before timing
-// the baselines. Built only when ADOL-C is found.
+// The higher-order algorithms (H-GRNE, H-GABI) and the analytic first derivatives
+// (derivative_algorithms.hpp) against automatic differentiation, an independent
+// computation: ADOL-C's univariate Taylor propagation, its vector forward mode (fov_forward)
+// and nested dual numbers on a plain scalar-templated RNEA/ABA (benchmarks/ad-baseline),
+// which shares no code with the LieMBS kernels. These are also the checks bench-higher-order
+// and bench-derivatives rely on before timing the baselines. Built only when ADOL-C is found.
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/model/urdf_import.hpp>
 
@@ -199,6 +201,41 @@ TEST_CASE("nested dual numbers (the CasADi-style baseline) equal H-GRNE up to or
   }
 }
 
+TEST_CASE("ADOL-C's forward-mode Jacobians of the scalar RNEA and ABA equal the analytic derivatives in every representation",
+          "[dynamics][derivatives][ad]") {
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  unsigned seed = 500;
+  for (const auto& c : cases()) {
+    INFO(c.name);
+    auto scalar = std::make_shared<const ad::ScalarTree>(*c.tree);
+    ad::AdolcInverseDynamics rnea(scalar, 15);
+    ad::AdolcForwardDynamics aba(scalar, 16);
+    const int nv = c.tree->velocity_dimension();
+    const TreeState state = conditioned_state(c.tree, seed);
+    const Eigen::VectorXd acceleration = liembs::testing::random_vector(nv, seed + 1);
+    const Eigen::VectorXd force = liembs::testing::random_vector(nv, seed + 2, 5.0);
+    ++seed;
+    InverseDynamicsDerivatives ad_inverse, inverse;
+    ForwardDynamicsDerivatives ad_forward, forward;
+    rnea.derivatives(state, acceleration, ad_inverse);
+    aba.derivatives(state, force, ad_forward);
+    for (const auto& [name, representation] : liembs::testing::build_tree_representations().loaded) {
+      INFO(name);
+      auto derivatives = representation->bind_derivatives(c.tree);
+      derivatives->inverse_dynamics_derivatives(state, acceleration, inverse);
+      derivatives->forward_dynamics_derivatives(state, force, forward);
+      CHECK(relative_error(ad_inverse.force, inverse.force) < 1e-10);
+      CHECK(relative_error(ad_inverse.force_by_q, inverse.force_by_q) < 1e-10);
+      CHECK(relative_error(ad_inverse.force_by_u, inverse.force_by_u) < 1e-10);
+      CHECK(relative_error(ad_inverse.mass, inverse.mass) < 1e-10);
+      CHECK(relative_error(ad_forward.acceleration, forward.acceleration) < 1e-9);
+      CHECK(relative_error(ad_forward.acceleration_by_q, forward.acceleration_by_q) < 1e-9);
+      CHECK(relative_error(ad_forward.acceleration_by_u, forward.acceleration_by_u) < 1e-9);
+      CHECK(relative_error(ad_forward.acceleration_by_force, forward.acceleration_by_force) < 1e-9);
+    }
+  }
+}
+
 TEST_CASE("the AD baselines refuse models with loads and inputs of the wrong size", "[dynamics][higher-order][ad][errors]") {
   Model model = liembs::testing::random_tree_model(5, liembs::testing::tree_options(3, false, true));
   AppliedWrench load;
@@ -215,5 +252,9 @@ TEST_CASE("the AD baselines refuse models with loads and inputs of the wrong siz
   Eigen::MatrixXd out;
   CHECK_THROWS_WITH(rnea.inverse_dynamics(state, Eigen::MatrixXd::Zero(3, 2), out), Catch::Contains("rows"));
   CHECK_THROWS_WITH(aba.forward_dynamics(state, Eigen::MatrixXd::Zero(3, 2), out), Catch::Contains("rows"));
+  InverseDynamicsDerivatives inverse;
+  ForwardDynamicsDerivatives forward;
+  CHECK_THROWS_WITH(rnea.derivatives(state, Eigen::VectorXd::Zero(3), inverse), Catch::Contains("acceleration of"));
+  CHECK_THROWS_WITH(aba.derivatives(state, Eigen::VectorXd::Zero(3), forward), Catch::Contains("force of"));
 }
 

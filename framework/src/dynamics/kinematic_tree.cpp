@@ -2,6 +2,7 @@
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/topology.hpp>
@@ -12,6 +13,7 @@ namespace liembs {
 
 TreeDynamics::~TreeDynamics() = default;
 TreeDerivatives::~TreeDerivatives() = default;
+TreeGeometricDerivatives::~TreeGeometricDerivatives() = default;
 HigherOrderDynamics::~HigherOrderDynamics() = default;
 
 namespace {

@@ -120,6 +120,8 @@ inline Eigen::Matrix<double, 6, kInertialParameters> body_regressor(const Vec6& 
 
 template <class Policy>
 class RecursiveDerivatives final : public TreeDerivatives {
+  friend class RecursiveGeometricDerivatives<Policy>;  // reuses the sweep below
+
  public:
   using AngularOperator = derivative_kernels::AngularOperator;
 

@@ -34,6 +34,8 @@ template <class Policy>
 class RecursiveDerivatives;  // derivative_algorithms.hpp: uses the joint poses and tree data below
 template <class Policy>
 class RecursiveHigherOrder;  // higher_order_algorithms.hpp: the same
+template <class Policy>
+class RecursiveGeometricDerivatives;  // geometric_derivative_algorithms.hpp: the same
 
 template <class Policy>
 class RecursiveDynamics final : public TreeDynamics {
@@ -322,6 +324,7 @@ class RecursiveDynamics final : public TreeDynamics {
  private:
   friend class RecursiveDerivatives<Policy>;
   friend class RecursiveHigherOrder<Policy>;
+  friend class RecursiveGeometricDerivatives<Policy>;
 
   int base_offset() const { return nodes_.floating_base ? 6 : 0; }
 

@@ -1,10 +1,12 @@
 #pragma once
 // The Representation component of a policy: what a representation plugin registers. It
 // binds the recursive algorithms (recursive_algorithms.hpp), their derivatives
-// (derivative_algorithms.hpp) and their higher-order time derivatives
+// (derivative_algorithms.hpp), the derivatives with respect to the joints' geometry
+// (geometric_derivative_algorithms.hpp) and their higher-order time derivatives
 // (higher_order_algorithms.hpp) instantiated with the policy, so a third-party policy written
-// against representations.hpp gets all three.
+// against representations.hpp gets all four.
 #include <liembs/dynamics/derivative_algorithms.hpp>
+#include <liembs/dynamics/geometric_derivative_algorithms.hpp>
 #include <liembs/dynamics/higher_order_algorithms.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
 #include <liembs/plugin/representation.hpp>
@@ -19,6 +21,9 @@ class RepresentationComponent final : public Representation {
   }
   std::unique_ptr<TreeDerivatives> bind_derivatives(std::shared_ptr<const KinematicTree> tree) const override {
     return std::make_unique<RecursiveDerivatives<Policy>>(std::move(tree));
+  }
+  std::unique_ptr<TreeGeometricDerivatives> bind_geometric_derivatives(std::shared_ptr<const KinematicTree> tree) const override {
+    return std::make_unique<RecursiveGeometricDerivatives<Policy>>(std::move(tree));
   }
   std::unique_ptr<HigherOrderDynamics> bind_higher_order(std::shared_ptr<const KinematicTree> tree, int max_order) const override {
     return std::make_unique<RecursiveHigherOrder<Policy>>(std::move(tree), max_order);
