@@ -13,6 +13,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
+#include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/urdf_import.hpp>
@@ -78,9 +79,11 @@ void central_differences(const KinematicTree& tree, const TreeState& state, Kern
 // Every benchmark alternates between two states.
 using Samples = std::array<Sample, 2>;
 
-// "model/KERNEL/representation" for RNEA, ABA, dID, dFD, FD-dID and FD-dFD.
+// "model/KERNEL/representation" for RNEA, ABA, dID, dFD, FD-dID, FD-dFD and dGeom (the
+// derivatives by the joints' references and screws, geometric_derivative_algorithms.hpp).
 void register_model(const std::string& model, const std::string& who, std::shared_ptr<TreeDynamics> dynamics,
-                    std::shared_ptr<TreeDerivatives> derivatives, std::shared_ptr<Samples> samples) {
+                    std::shared_ptr<TreeDerivatives> derivatives, std::shared_ptr<TreeGeometricDerivatives> geometric,
+                    std::shared_ptr<Samples> samples) {
   const auto add = [&](const char* kernel, auto body) {
     benchmark::RegisterBenchmark((model + "/" + kernel + "/" + who).c_str(), [body, samples](benchmark::State& bench) mutable {
       std::size_t k = 0;
@@ -102,6 +105,10 @@ void register_model(const std::string& model, const std::string& who, std::share
   add("dFD", [derivatives, out = ForwardDynamicsDerivatives()](const Sample& s) mutable {
     derivatives->forward_dynamics_derivatives(s.state, s.force, out);
     benchmark::DoNotOptimize(out.acceleration_by_q.data());
+  });
+  add("dGeom", [geometric, out = GeometricDerivatives()](const Sample& s) mutable {
+    geometric->inverse_dynamics_geometric_derivatives(s.state, s.acceleration, out);
+    benchmark::DoNotOptimize(out.force_by_screw.data());
   });
   const KinematicTree* tree = &dynamics->tree();
   add("FD-dID", [dynamics, tree, by_q = Eigen::MatrixXd(), by_u = Eigen::MatrixXd()](const Sample& s) mutable {
@@ -183,7 +190,8 @@ int main(int argc, char** argv) {
       auto samples = std::make_shared<Samples>(Samples{random_sample(*tree, 11), random_sample(*tree, 12)});
       for (const char* name : representation_names) {
         auto representation = registry.create<Representation>(name, no_options->root());
-        register_model(bench_model.name, name, representation->bind_tree(tree), representation->bind_derivatives(tree), samples);
+        register_model(bench_model.name, name, representation->bind_tree(tree), representation->bind_derivatives(tree),
+                       representation->bind_geometric_derivatives(tree), samples);
       }
 #ifdef LIEMBS_HAVE_ADOLC
       auto spatial = registry.create<Representation>("spatial", no_options->root())->bind_derivatives(tree);
@@ -218,8 +226,8 @@ int main(int argc, char** argv) {
     return found == reporter.times.end() ? 0.0 : found->second;
   };
   std::cout << "\n| model | dID ns (best) | dID / RNEA | dFD ns (best) | dFD / ABA | FD of RNEA / dID | FD of ABA / dFD "
-               "| ADOL-C dID / dID | ADOL-C dFD / dFD |\n"
-               "|---|---|---|---|---|---|---|---|---|\n";
+               "| ADOL-C dID / dID | ADOL-C dFD / dFD | dGeom / RNEA |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& bench_model : models) {
     const std::string& m = bench_model.name;
     std::string id_who, fd_who;
@@ -228,7 +236,10 @@ int main(int argc, char** argv) {
               << std::setprecision(2) << id / best(m, "RNEA") << " | " << std::setprecision(0) << fd << " (" << fd_who
               << ") | " << std::setprecision(2) << fd / best(m, "ABA") << " | " << std::setprecision(1)
               << best(m, "FD-dID") / id << " | " << best(m, "FD-dFD") / fd << " | " << adolc(m, "ADOLC-dID") / id
-              << " | " << adolc(m, "ADOLC-dFD") / fd << " |\n";
+              << " | " << adolc(m, "ADOLC-dFD") / fd << " | " << best(m, "dGeom") / best(m, "RNEA") << " |\n";
   }
+  // The benchmarks hold objects of the plugins: release them while the registry still has
+  // the plugins loaded (they used to be destroyed at exit, after it, and crash).
+  benchmark::ClearRegisteredBenchmarks();
   return 0;
 }

@@ -157,6 +157,13 @@ void AdolcInverseDynamics::derivatives(const TreeState& state, const Eigen::Vect
   if (acceleration.size() != nv || state.q.size() != n || state.qd.size() != n)
     throw Error("AD baseline RNEA: expected a state with " + std::to_string(n) + " joints and an acceleration of " +
                 std::to_string(nv));
+  if (nv == 0) {  // nothing moves: empty matrices (as the analytic derivatives give)
+    out.force.resize(0);
+    out.force_by_q.resize(0, 0);
+    out.force_by_u.resize(0, 0);
+    out.mass.resize(0, 0);
+    return;
+  }
   point_.assign(static_cast<std::size_t>(independents_), 0.0);
   value_.resize(static_cast<std::size_t>(dependents_));
   const Vec3 gamma = state.base.R.transpose() * tree.gravity;
@@ -247,6 +254,13 @@ void AdolcForwardDynamics::derivatives(const TreeState& state, const Eigen::Vect
   if (force.size() != nv || state.q.size() != n || state.qd.size() != n)
     throw Error("AD baseline ABA: expected a state with " + std::to_string(n) + " joints and a force of " +
                 std::to_string(nv));
+  if (nv == 0) {
+    out.acceleration.resize(0);
+    out.acceleration_by_q.resize(0, 0);
+    out.acceleration_by_u.resize(0, 0);
+    out.acceleration_by_force.resize(0, 0);
+    return;
+  }
   point_.assign(static_cast<std::size_t>(independents_), 0.0);
   value_.resize(static_cast<std::size_t>(dependents_));
   const Vec3 gamma = state.base.R.transpose() * tree.gravity;
