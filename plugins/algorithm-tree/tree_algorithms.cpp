@@ -582,7 +582,7 @@ class TreeAlgorithm final : public Algorithm {
     auto tree = std::make_shared<const KinematicTree>(compile_tree(*context.model));
     auto dynamics = context.representation->bind_tree(tree);
     auto derivatives = uses_derivatives(quantity_) ? context.representation->bind_derivatives(tree) : nullptr;
-    auto geometric = quantity_ == Quantity::geometric_derivatives ? context.representation->bind_geometric_derivatives(tree)
+    auto geometric = quantity_ == Quantity::geometric_derivatives ? bind_geometric_derivatives(*context.representation, tree)
                                                                   : nullptr;
     return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), std::move(derivatives),
                                            std::move(geometric), *context.model, quantity_);

@@ -19,10 +19,6 @@ class SkewedRepresentation final : public liembs::Representation {
   std::unique_ptr<liembs::TreeDerivatives> bind_derivatives(std::shared_ptr<const liembs::KinematicTree>) const override {
     throw liembs::ModelError("representation 'skewed' binds tree dynamics only");
   }
-  std::unique_ptr<liembs::TreeGeometricDerivatives> bind_geometric_derivatives(
-      std::shared_ptr<const liembs::KinematicTree>) const override {
-    throw liembs::ModelError("representation 'skewed' binds tree dynamics only");
-  }
   std::unique_ptr<liembs::HigherOrderDynamics> bind_higher_order(std::shared_ptr<const liembs::KinematicTree>,
                                                                  int) const override {
     throw liembs::ModelError("representation 'skewed' binds tree dynamics only");

@@ -14,7 +14,7 @@
 namespace liembs {
 
 template <class Policy>
-class RepresentationComponent final : public Representation {
+class RepresentationComponent final : public Representation, public GeometricDerivativesBinding {
  public:
   std::unique_ptr<TreeDynamics> bind_tree(std::shared_ptr<const KinematicTree> tree) const override {
     return std::make_unique<RecursiveDynamics<Policy>>(std::move(tree));

@@ -6,7 +6,6 @@
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
-#include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/lie/types.hpp>
 #include <liembs/plugin/component.hpp>
 
@@ -24,11 +23,6 @@ class Representation : public Component {
   // The analytic derivatives of the equations of motion and the regressor, bound to `tree`
   // (liembs/dynamics/derivative_algorithms.hpp).
   virtual std::unique_ptr<TreeDerivatives> bind_derivatives(std::shared_ptr<const KinematicTree> tree) const = 0;
-
-  // The derivatives of inverse dynamics with respect to the joints' geometric parameters,
-  // bound to `tree` (liembs/dynamics/geometric_derivative_algorithms.hpp).
-  virtual std::unique_ptr<TreeGeometricDerivatives> bind_geometric_derivatives(
-      std::shared_ptr<const KinematicTree> tree) const = 0;
 
   // The higher-order time derivatives of inverse, forward and hybrid dynamics (paper 003),
   // bound to `tree`, with workspaces for orders up to max_order (grown if a call asks for
