@@ -46,11 +46,13 @@
 //   W^A_p^(k) = Pi_bias,p^(k+1) - W_app,p^(k) + sum_c (W^A_c^(k) + M^A_c Vb_c^(k+1) + U_c u_c / D_c)   (24)
 //   (a motion-prescribed child c adds W^A_c^(k) + M^A_c (S_c q_c^(k+2) + Vb_c^(k+1)) and its
 //   M^A_c unprojected, Alg. 4 line 2-3), Pi_bias^(k+1) = Pi^(k+1) - M V^(k+1) (65).
+#include <liembs/dynamics/higher_order_body_frame.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
 
 #include <Eigen/Cholesky>
 
+#include <optional>
 #include <string>
 
 namespace liembs {
@@ -107,8 +109,35 @@ class FrameTransport {
   std::vector<Vec6> table_;
 };
 
+// I += c (T + T^T - (v h^T + h v^T) + 2 (h . v) 1), T = w~ S, for a symmetric S, on the 6
+// distinct entries I = (00, 11, 22, 01, 02, 12): the inertia term of (61) (inertia_rate).
+LIEMBS_STRONG_INLINE void add_inertia_rate_term(double c, const Vec3& w, const Vec3& v, const Vec3& h, const Mat3& S, double* I) {
+  const double w0 = w(0), w1 = w(1), w2 = w(2), v0 = v(0), v1 = v(1), v2 = v(2), h0 = h(0), h1 = h(1), h2 = h(2);
+  const double s00 = S(0, 0), s11 = S(1, 1), s22 = S(2, 2), s01 = S(0, 1), s02 = S(0, 2), s12 = S(1, 2);
+  const double hv = h0 * v0 + h1 * v1 + h2 * v2;
+  const double T00 = w1 * s02 - w2 * s01, T11 = w2 * s01 - w0 * s12, T22 = w0 * s12 - w1 * s02;
+  const double T01 = w1 * s12 - w2 * s11, T10 = w2 * s00 - w0 * s02;
+  const double T02 = w1 * s22 - w2 * s12, T20 = w0 * s01 - w1 * s00;
+  const double T12 = w2 * s02 - w0 * s22, T21 = w0 * s11 - w1 * s01;
+  const double c2 = 2.0 * c;
+  I[0] += c2 * (T00 - v0 * h0 + hv);
+  I[1] += c2 * (T11 - v1 * h1 + hv);
+  I[2] += c2 * (T22 - v2 * h2 + hv);
+  I[3] += c * (T01 + T10 - (v0 * h1 + h0 * v1));
+  I[4] += c * (T02 + T20 - (v0 * h2 + h0 * v2));
+  I[5] += c * (T12 + T21 - (v1 * h2 + h1 * v2));
+}
+
 // ad_a^T x = -(-ad_a^T x)
 LIEMBS_STRONG_INLINE Vec6 coadjoint(const Vec6& a, const Vec6& x) { return -representations::momentum_rate_bias(a, x); }
+
+// Whether a policy's H-GRNE runs in body frames and Taylor coefficients
+// (higher_order_body_frame.hpp) instead of the paper's spatial form; a policy's plugin may
+// specialize it.
+template <class Policy>
+inline constexpr bool inverse_in_body_frames = false;
+template <>
+inline constexpr bool inverse_in_body_frames<representations::BodyFixed> = true;
 
 }  // namespace higher_order_kernels
 
@@ -124,6 +153,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     tau_tilde_.resize(static_cast<std::size_t>(n_));
     articulated_.resize(static_cast<std::size_t>(n_ + 1));
     all_force_.joint_motion.assign(static_cast<std::size_t>(n_), false);
+    if constexpr (body_frame_inverse) body_frame_.emplace(nodes_, kernels_.aligned_.axial);
     reserve(std::max(max_order, 0));
   }
 
@@ -132,6 +162,10 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
 
   void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
     check(state, rates, "rates");
+    if constexpr (body_frame_inverse) {
+      body_frame_->compute(state, rates, forces);
+      return;
+    }
     const int r = static_cast<int>(rates.cols()) - 1, K = r + 1, offset = base_offset();
     reserve(r);
     base_pose_ = nodes_.floating_base ? state.base : Pose{};
@@ -279,6 +313,8 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
   }
 
  private:
+  static constexpr bool body_frame_inverse = higher_order_kernels::inverse_in_body_frames<Policy>;
+
   static std::size_t ui(int i) { return static_cast<std::size_t>(i); }
   int base_offset() const { return nodes_.floating_base ? 6 : 0; }
   int root() const { return n_; }
@@ -350,21 +386,23 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     return sum;
   }
   // M_i^(j) from M_i^(0..j-1) and V_i^(0..j-1) (61), as h and I (m' = 0):
-  //   h' = w x h + m v,  I' = w~ I - I w~ - (h~ v~ + v~ h~) = T + T^T - (v h^T + h v^T) + 2 (h . v) 1, T = w~ I.
+  //   h' = w x h + m v,  I' = w~ I - I w~ - (h~ v~ + v~ h~) = T + T^T - (v h^T + h v^T) + 2 (h . v) 1, T = w~ I,
+  // every I^(j) symmetric: its 6 distinct entries only (inertia_rate_term).
   LIEMBS_STRONG_INLINE void inertia_rate(int i, int j) {
-    RigidInertia out;
-    out.m = 0.0;
+    Vec3 h = Vec3::Zero();
+    double I[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};  // 00, 11, 22, 01, 02, 12
     for (int l = 0; l < j; ++l) {
       const double c = C_(j - 1, l);
       const Vec6& twist = V(i, l);
       const RigidInertia& Ml = M(i, j - 1 - l);
       const Vec3 w = twist.head<3>(), v = twist.tail<3>();
-      out.h += c * (w.cross(Ml.h) + Ml.m * v);
-      const Mat3 T = twist_transforms::hat_times(w, Ml.I);
-      const Mat3 hv = v * Ml.h.transpose();
-      out.I += c * (T + T.transpose() - hv - hv.transpose() + (2.0 * Ml.h.dot(v)) * Mat3::Identity());
+      h += c * (w.cross(Ml.h) + Ml.m * v);
+      higher_order_kernels::add_inertia_rate_term(c, w, v, Ml.h, Ml.I, I);
     }
-    M(i, j) = out;
+    RigidInertia& out = M(i, j);
+    out.m = 0.0;
+    out.h = h;
+    out.I << I[0], I[3], I[4], I[3], I[1], I[5], I[4], I[5], I[2];
   }
   // Pi_bias^(k) = Pi^(k) - M V^(k) = sum_{j=1..k} C(k, j) M^(j) V^(k-j)   (65)
   LIEMBS_STRONG_INLINE Vec6 momentum_bias(int i, int k) {
@@ -538,6 +576,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
   higher_order_kernels::FrameTransport twist_in_, wrench_out_, wrench_in_, twist_out_;
   HybridSplit all_force_;
   Eigen::MatrixXd forward_forces_;
+  std::optional<higher_order_kernels::BodyFrameInverseDynamics> body_frame_;  // H-GRNE of body_frame_inverse policies
 };
 
 }  // namespace liembs
