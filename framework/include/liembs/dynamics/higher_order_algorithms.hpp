@@ -8,7 +8,7 @@
 // the HigherOrderDynamics entry point.
 //
 // The recursions run in spatial (world-frame) twists, the paper's form, whatever the
-// representation: there the joint screws' derivatives are brackets (003 Alg. 1 line 10) and
+// representation (except H-GRNE of the body-fixed one, inverse_in_body_frames below): there the joint screws' derivatives are brackets (003 Alg. 1 line 10) and
 // the inertias' derivatives never need forming (below). The representation's kernels
 // (RecursiveDynamics<Policy>) give the joint poses. Per node i with parent p, binomials
 // C(n, k), and x^(k) the k-th time derivative:
