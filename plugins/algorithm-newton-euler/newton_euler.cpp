@@ -19,6 +19,7 @@
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
+#include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -176,7 +177,136 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     }
   }
 
+  // Analytic derivatives of the residual r = M a + J^T lambda - Q = T^T rho_b with the body
+  // residual rho_b = M_b A_b + J_b^T lambda - W_b - ad_{V_b}^T M_b V_b, V_b = T v,
+  // A_b = T a + T' v, and the pose increment zeta = T delta of each body:
+  //   dQ_b/dV_b = ad_V^T M_b + Lambda(M_b V),  Lambda(p) = [[p_w~, p_f~], [p_f~, 0]] (d(ad_V^T p)/dV)
+  //   C = T^T (M_b d(T'v)/dv - dQ_b/dV_b T)
+  //   K = d(T^T rho_b)/d delta + T^T (-dW_b/d zeta T - dQ_b/dV_b d(T v)/d delta
+  //       + M_b (d(T a)/d delta + d(T'v)/d delta)) + T_k^T d(J_b^T lambda)_k/d zeta_l T_l
+  //   P = d(J_b V_b)/d zeta T + J_b d(T v)/d delta
+  // (the rA instance is paper 004's G_ωω with [J ω]x and the reaction-force sensitivities of
+  // Tables 3-6); the group gives the derivatives of T and T'v, the joint set those of J_b.
+  unsigned analytic_derivatives() const override { return dae::damping | dae::stiffness | dae::velocity_constraint; }
+
+  void evaluate_derivatives(const State& state, const Eigen::VectorXd& acceleration, const Eigen::VectorXd& multipliers,
+                            DaeDerivatives& out, unsigned what) override {
+    const std::size_t n = model_->bodies.size();
+    const Eigen::Index nv = coordinates_.velocity, block = 6 * nv;
+    const auto dimension = static_cast<Eigen::Index>(n) * nv;
+    const Eigen::Index joint_rows = joints_.rows();
+    const bool damping = (what & dae::damping) != 0, stiffness = (what & dae::stiffness) != 0,
+               velocity = (what & dae::velocity_constraint) != 0 && rows_ > 0;
+    body_twists_and_forces(state);
+    maps_.update(group_, state, n);
+    if ((stiffness || velocity) && joint_rows > 0)
+      joints_.evaluate(poses_, twist_list_, state.time, nullptr, &body_jacobian_, nullptr);
+    if (stiffness) {
+      body_residual_.resize(static_cast<Eigen::Index>(6 * n));
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto b = static_cast<Eigen::Index>(6 * i);
+        body_residual_.segment<6>(b).noalias() =
+            inertia_[i] * (maps_.map(i) * acceleration.segment(static_cast<Eigen::Index>(i) * nv, nv) +
+                           maps_.map_rate(i)) -
+            body_forces_.segment<6>(b);
+      }
+      if (joint_rows > 0) body_residual_.noalias() += body_jacobian_.transpose() * multipliers.head(joint_rows);
+    }
+    const auto count = static_cast<Eigen::Index>(n) * block;
+    rate_by_velocity_.resize(damping ? count : 0);
+    map_velocity_by_position_.resize((stiffness || velocity) ? count : 0);
+    map_acceleration_by_position_.resize(stiffness ? count : 0);
+    map_transpose_by_position_.resize(stiffness ? static_cast<Eigen::Index>(n) * nv * nv : 0);
+    rate_by_position_.resize(stiffness ? count : 0);
+    auto data = [](Eigen::VectorXd& v) { return v.size() > 0 ? v.data() : nullptr; };
+    group_.velocity_map_derivatives(state.poses, state.chart.data(), state.velocities.data(), acceleration.data(),
+                                    stiffness ? body_residual_.data() : nullptr, data(rate_by_velocity_),
+                                    data(map_velocity_by_position_), data(map_acceleration_by_position_),
+                                    data(map_transpose_by_position_), data(rate_by_position_));
+    using Block = Eigen::Map<const Eigen::Matrix<double, 6, Eigen::Dynamic>>;
+    auto part = [&](const Eigen::VectorXd& v, std::size_t i) { return Block(v.data() + static_cast<Eigen::Index>(i) * block, 6, nv); };
+
+    if (damping) out.damping.setZero(dimension, dimension);
+    if (stiffness) out.stiffness.setZero(dimension, dimension);
+    for (std::size_t i = 0; i < n && (damping || stiffness); ++i) {
+      const auto o = static_cast<Eigen::Index>(i) * nv;
+      const auto T = maps_.map(i);
+      const Vec6 twist = twists_.segment<6>(static_cast<Eigen::Index>(6 * i));
+      const Vec6 momentum = inertia_[i] * twist;
+      Mat6 force_by_twist = se3::ad(twist).transpose() * inertia_[i];  // dQ_b/dV_b
+      force_by_twist.topLeftCorner<3, 3>() += so3::hat(momentum.head<3>());
+      force_by_twist.topRightCorner<3, 3>() += so3::hat(momentum.tail<3>());
+      force_by_twist.bottomLeftCorner<3, 3>() += so3::hat(momentum.tail<3>());
+      if (damping)
+        out.damping.block(o, o, nv, nv).noalias() =
+            T.transpose() * (inertia_[i] * part(rate_by_velocity_, i) - force_by_twist * T);
+      if (stiffness) {
+        Eigen::Matrix<double, 6, Eigen::Dynamic> body_part =
+            inertia_[i] * (part(map_acceleration_by_position_, i) + part(rate_by_position_, i)) -
+            force_by_twist * part(map_velocity_by_position_, i);
+        body_part.noalias() -= wrench_by_rotation(i, state.poses[i]) * T.topRows<3>();
+        out.stiffness.block(o, o, nv, nv).noalias() = T.transpose() * body_part;
+        out.stiffness.block(o, o, nv, nv) += Eigen::Map<const Eigen::MatrixXd>(
+            map_transpose_by_position_.data() + static_cast<Eigen::Index>(i) * nv * nv, nv, nv);
+      }
+    }
+    if (velocity) out.velocity_constraint.setZero(rows_, dimension);
+    if ((stiffness || velocity) && joint_rows > 0) {
+      const Eigen::VectorXd joint_multipliers = stiffness ? Eigen::VectorXd(multipliers.head(joint_rows)) : Eigen::VectorXd();
+      joints_.second_derivatives(poses_, twist_list_, stiffness ? &joint_multipliers : nullptr,
+                                 stiffness ? &reaction_stiffness_ : nullptr, velocity ? &velocity_derivative_ : nullptr);
+      for (std::size_t j = 0; j < n; ++j) {
+        const auto oj = static_cast<Eigen::Index>(j) * nv;
+        const auto Tj = maps_.map(j);
+        if (velocity)
+          out.velocity_constraint.block(0, oj, joint_rows, nv).noalias() =
+              velocity_derivative_.middleCols<6>(static_cast<Eigen::Index>(6 * j)) * Tj +
+              body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * j)) * part(map_velocity_by_position_, j);
+        for (std::size_t i = 0; i < n && stiffness; ++i) {
+          const auto coupling = reaction_stiffness_.block<6, 6>(static_cast<Eigen::Index>(6 * i), static_cast<Eigen::Index>(6 * j));
+          if (coupling.isZero(0.0)) continue;
+          out.stiffness.block(static_cast<Eigen::Index>(i) * nv, oj, nv, nv).noalias() +=
+              maps_.map(i).transpose() * coupling * Tj;
+        }
+      }
+    }
+    if (rows_ > joint_rows && (stiffness || velocity)) {  // the parameterization's internal constraints
+      const int k = coordinates_.internal_constraints;
+      internal_stiffness_.resize(stiffness ? static_cast<Eigen::Index>(n) * nv * nv : 0);
+      internal_velocity_derivative_.resize(velocity ? static_cast<Eigen::Index>(n) * k * nv : 0);
+      group_.internal_constraint_derivatives(state.poses, state.chart.data(), state.velocities.data(),
+                                             multipliers.size() > 0 ? multipliers.data() + joint_rows : nullptr,
+                                             data(internal_stiffness_), data(internal_velocity_derivative_));
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto o = static_cast<Eigen::Index>(i) * nv;
+        if (stiffness)
+          out.stiffness.block(o, o, nv, nv) +=
+              Eigen::Map<const Eigen::MatrixXd>(internal_stiffness_.data() + static_cast<Eigen::Index>(i) * nv * nv, nv, nv);
+        if (velocity)
+          out.velocity_constraint.block(joint_rows + static_cast<Eigen::Index>(i) * k, o, k, nv) =
+              Eigen::Map<const Eigen::MatrixXd>(internal_velocity_derivative_.data() + static_cast<Eigen::Index>(i) * k * nv, k, nv);
+      }
+    }
+  }
+
  private:
+  // dW_b/d theta (6 x 3) of the body-frame wrench of gravity and world-frame loads: with
+  // R <- R exp(theta~), R^T x changes by (R^T x)~ theta; body-frame loads do not change.
+  Eigen::Matrix<double, 6, 3> wrench_by_rotation(std::size_t i, const Pose& pose) const {
+    const RigidBody& body = model_->bodies[i];
+    Eigen::Matrix<double, 6, 3> derivative;
+    const Mat3 force = so3::hat(pose.R.transpose() * (body.mass * model_->gravity));
+    derivative.topRows<3>() = so3::hat(body.center_of_mass) * force;
+    derivative.bottomRows<3>() = force;
+    for (const auto& load : model_->loads) {
+      if (load.body != i || load.frame == AppliedWrench::Frame::body) continue;
+      const Mat3 load_force = so3::hat(pose.R.transpose() * load.force);
+      derivative.topRows<3>() += so3::hat(pose.R.transpose() * load.moment) + so3::hat(body.center_of_mass) * load_force;
+      derivative.bottomRows<3>() += load_force;
+    }
+    return derivative;
+  }
+
   // Poses, body twists V_b and the body-frame forces Q_b = W_b + ad_{V_b}^T M_b V_b of every body.
   void body_twists_and_forces(const State& state) {
     group_.to_body_twists(state.poses, state.chart.data(), state.velocities.data(), twists_.data());
@@ -215,7 +345,9 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   std::vector<Mat6> inertia_, inertia_inverse_;
   BodyVelocityMaps maps_;
   Eigen::VectorXd twists_, twist_rates_, body_forces_;
-  Eigen::MatrixXd body_jacobian_;
+  Eigen::MatrixXd body_jacobian_, reaction_stiffness_, velocity_derivative_;
+  Eigen::VectorXd body_residual_, rate_by_velocity_, map_velocity_by_position_, map_acceleration_by_position_,
+      map_transpose_by_position_, rate_by_position_, internal_stiffness_, internal_velocity_derivative_;
   std::vector<Pose> poses_;
   std::vector<Vec6> twist_list_;
   DaeTerms terms_;

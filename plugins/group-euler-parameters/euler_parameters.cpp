@@ -160,6 +160,25 @@ class EulerParameters final : public Group {
     }
   }
 
+  // J_int^T mu = mu (p, 0) and J_int v = p^T p': d/dp gives mu 1 and p'^T.
+  void internal_constraint_derivatives(std::span<const Pose> poses, const double*, const double* velocities,
+                                       const double* multipliers, double* multiplier_stiffness,
+                                       double* velocity_derivative) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      if (multiplier_stiffness) {
+        Eigen::Map<Eigen::Matrix<double, velocity_size, velocity_size>> K(multiplier_stiffness +
+                                                                           velocity_size * velocity_size * i);
+        K.setZero();
+        K.topLeftCorner<4, 4>().diagonal().setConstant(multipliers[i]);
+      }
+      if (velocity_derivative) {
+        Eigen::Map<Eigen::Matrix<double, 1, velocity_size>> row(velocity_derivative + velocity_size * i);
+        row.setZero();
+        row.head<4>() = Eigen::Map<const Vec4>(velocities + velocity_size * i).transpose();
+      }
+    }
+  }
+
   double normalization_error(std::size_t n, const double* chart) const override {
     double largest = 0.0;
     for (std::size_t i = 0; i < n; ++i)

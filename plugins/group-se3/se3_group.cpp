@@ -48,6 +48,15 @@ class Se3Group final : public Group {
       Eigen::Map<Vec6>(map_rates + 6 * i).setZero();
     }
   }
+  // T = 1 and T' = 0 everywhere: all derivatives vanish.
+  void velocity_map_derivatives(std::span<const Pose> poses, const double*, const double*, const double*,
+                                const double*, double* rate_by_velocity, double* map_velocity_by_position,
+                                double* map_x_by_position, double* map_transpose_y_by_position,
+                                double* rate_by_position) const override {
+    for (double* out : {rate_by_velocity, map_velocity_by_position, map_x_by_position, map_transpose_y_by_position,
+                        rate_by_position})
+      if (out) std::fill(out, out + 36 * poses.size(), 0.0);
+  }
 };
 
 }  // namespace

@@ -75,6 +75,35 @@ class So3xR3Group final : public Group {
       rate.tail<3>() = -hybrid.head<3>().cross(poses[i].R.transpose() * hybrid.tail<3>());
     }
   }
+  // Along (R exp(theta~), r + dr): d(R^T x) = (R^T x)~ theta, d(R y) = -R y~ theta. With u = R^T r':
+  //   d(T'v)/dv = [[0, 0], [u~, -omega~ R^T]],  d(T x)/d delta = [[0, 0], [(R^T x_r)~, 0]],
+  //   d(T^T y)/d delta = [[0, 0], [-R y_v~, 0]],  d(T'v)/d delta = [[0, 0], [-omega~ u~, 0]].
+  void velocity_map_derivatives(std::span<const Pose> poses, const double*, const double* velocities, const double* x,
+                                const double* y, double* rate_by_velocity, double* map_velocity_by_position,
+                                double* map_x_by_position, double* map_transpose_y_by_position,
+                                double* rate_by_position) const override {
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      const Mat3& R = poses[i].R;
+      const Eigen::Map<const Vec6> hybrid(velocities + 6 * i);
+      const Vec3 u = R.transpose() * hybrid.tail<3>();
+      const Mat3 omega_hat = so3::hat(hybrid.head<3>());
+      auto lower_left = [&](double* out, const Mat3& block) {
+        Eigen::Map<Mat6> D(out + 36 * i);
+        D.setZero();
+        D.bottomLeftCorner<3, 3>() = block;
+      };
+      if (rate_by_velocity) {
+        lower_left(rate_by_velocity, so3::hat(u));
+        Eigen::Map<Mat6>(rate_by_velocity + 36 * i).bottomRightCorner<3, 3>() = -omega_hat * R.transpose();
+      }
+      if (map_velocity_by_position) lower_left(map_velocity_by_position, so3::hat(u));
+      if (map_x_by_position)
+        lower_left(map_x_by_position, so3::hat(R.transpose() * Eigen::Map<const Vec3>(x + 6 * i + 3)));
+      if (map_transpose_y_by_position)
+        lower_left(map_transpose_y_by_position, -R * so3::hat(Eigen::Map<const Vec3>(y + 6 * i + 3)));
+      if (rate_by_position) lower_left(rate_by_position, -omega_hat * so3::hat(u));
+    }
+  }
 };
 
 std::unique_ptr<Group> make_group(const liembs::ConfigTable&) { return std::make_unique<So3xR3Group>(); }

@@ -17,12 +17,17 @@
 //   quasi-newton:  [[M + beta h C, J^T], [J, 0]]                   frozen per step (the codes of §3.1)
 // where C = -dQ/dV (the gyroscopic term of G_omega-omega) and K the derivative of
 // M a + J^T lambda - Q along the retraction (applied and reaction-force sensitivities,
-// Tables 3-6), both by forward differences; the tangent operator of exp is replaced by the
-// identity (eq. 37). Converged when ||delta|| <= Theta (eq. 46), Theta fixed or Theta h^2 fixed.
+// Tables 3-6), analytic where the formulation gives them and by differences otherwise
+// (NewtonDerivatives, newton_derivatives in TOML); the tangent operator of exp is replaced by
+// the identity (eq. 37). M + beta h C is block diagonal in absolute coordinates, and the
+// quasi-Newton system is solved through its Schur complement (NewtonSystem).
+// Converged when ||delta|| <= Theta (eq. 46), Theta fixed or Theta h^2 fixed.
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/motion_equations.hpp>
+#include <liembs/sim/newton_derivatives.hpp>
+#include <liembs/sim/newton_system.hpp>
 #include <liembs/sim/state_space.hpp>
 #include <liembs/sim/time_grid.hpp>
 
@@ -57,7 +62,8 @@ class BdfIntegrator final : public Integrator {
       : order_(static_cast<int>(options.integer_or("order", 1, 1, 2))),
         matrix_kind_(newton_matrix_kind(
             options.choice_or("newton_matrix", {"quasi-newton", "quasi-newton-reused", "full"}, "quasi-newton"))),
-        max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))) {
+        max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))),
+        derivatives_(read_derivative_method(options)) {
     if (options.contains("newton_tolerance") && options.contains("newton_tolerance_h2"))
       options.fail("newton_tolerance_h2",
                    "give either newton_tolerance (Theta) or newton_tolerance_h2 (Theta h^2), not both");
@@ -77,7 +83,10 @@ class BdfIntegrator final : public Integrator {
             : matrix_kind_ == NewtonMatrix::quasi_newton ? "quasi-Newton matrix frozen per step"
                                                          : "quasi-Newton matrix kept across steps while Newton contracts")
         << ", Newton tolerance " << (scale_tolerance_ ? "Theta h^2 = " : "Theta = ") << tolerance_
-        << ", at most " << max_iterations_ << " iterations";
+        << ", at most " << max_iterations_ << " iterations, derivatives "
+        << (derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
+            : derivatives_.method() == DerivativeMethod::analytic          ? "analytic"
+                                                                           : "analytic where available");
     return out.str();
   }
   int order() const override { return order_; }
@@ -86,7 +95,8 @@ class BdfIntegrator final : public Integrator {
             {"newton_iterations", static_cast<double>(newton_iterations_)},
             {"matrix_factorizations", static_cast<double>(factorizations_)},
             {"newton_iterations_per_step", steps_ ? static_cast<double>(newton_iterations_) / steps_ : 0.0},
-            {"damping_evaluations", static_cast<double>(damping_groups_.size())}};
+            {"damping_evaluations", static_cast<double>(derivatives_.damping_evaluations())},
+            {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
   const Eigen::VectorXd* accelerations() const override { return &acceleration_; }
@@ -100,6 +110,7 @@ class BdfIntegrator final : public Integrator {
     has_history_ = false;  // a_0, lambda_0 need the dynamics: set at the first step
     matrix_beta_h_ = 0.0;  // no Newton matrix yet
     steps_ = newton_iterations_ = factorizations_ = 0;
+    derivatives_.reset();
   }
 
   // The history (a_n, lambda_n, the BDF2 increment) is in the old chart's coordinates: restart
@@ -140,7 +151,9 @@ class BdfIntegrator final : public Integrator {
                             " s is singular (redundant constraints, or a mass matrix the constraints do not complete)");
     acceleration_ = solution.head(n);
     multipliers_ = solution.tail(m);
-    find_damping_pattern(equations, state);
+    const unsigned needed = dae::damping | (matrix_kind_ == NewtonMatrix::full ? dae::stiffness : 0u);
+    derivatives_.require(equations, needed, "bdf");
+    analytic_ = derivatives_.analytic_parts(equations, needed) == needed;
     matrix_beta_h_ = 0.0;  // the factorization now holds the index-1 system
     has_history_ = true;
     has_previous_step_ = false;  // the first step is BDF1
@@ -173,95 +186,17 @@ class BdfIntegrator final : public Integrator {
     if (m > 0) residual_.tail(m) = terms_.residual / (beta_ * beta_ * h * h);
   }
 
-  // The sparsity of C = -dQ/dV, found once per run from a full difference at a generic
-  // velocity (the state's plus a fixed offset, so that terms vanishing at rest, such as the
-  // gyroscopic ones, show), and a greedy grouping of columns that share no row: each group
-  // is differenced in one evaluation (Curtis, Powell, Reid). In absolute coordinates a body's
-  // forces depend on its own velocities only, so a few evaluations give all of C.
-  void find_damping_pattern(MotionEquations& equations, const State& state) {
-    const Eigen::Index n = state.velocities.size();
-    perturbed_ = state;
-    for (Eigen::Index i = 0; i < n; ++i)
-      perturbed_.velocities(i) += (0.3 + 0.01 * static_cast<double>(i % 7)) * (1.0 + std::abs(state.velocities(i)));
-    equations.evaluate(perturbed_, terms_, dae::forces);
-    const Eigen::VectorXd base = terms_.forces;
-    damping_rows_.assign(static_cast<std::size_t>(n), {});
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const double value = perturbed_.velocities(i), step = 1e-3 * (1.0 + std::abs(value));
-      perturbed_.velocities(i) = value + step;
-      equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
-      perturbed_.velocities(i) = value;
-      for (Eigen::Index r = 0; r < n; ++r)
-        if (perturbed_terms_.forces(r) != base(r)) damping_rows_[static_cast<std::size_t>(i)].push_back(r);
-    }
-    damping_groups_.clear();
-    std::vector<std::vector<bool>> rows_taken;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const auto& rows = damping_rows_[static_cast<std::size_t>(i)];
-      if (rows.empty()) continue;  // Q does not depend on V_i
-      std::size_t group = 0;
-      for (; group < damping_groups_.size(); ++group) {
-        bool free = true;
-        for (const Eigen::Index r : rows) free = free && !rows_taken[group][static_cast<std::size_t>(r)];
-        if (free) break;
-      }
-      if (group == damping_groups_.size()) {
-        damping_groups_.emplace_back();
-        rows_taken.emplace_back(static_cast<std::size_t>(n), false);
-      }
-      damping_groups_[group].push_back(i);
-      for (const Eigen::Index r : rows) rows_taken[group][static_cast<std::size_t>(r)] = true;
-    }
-    damping_.setZero(n, n);
-  }
-
-  // C = -dQ/dV by forward differences in the velocities at the trial state, one evaluation
-  // per group of columns.
-  void evaluate_damping(MotionEquations& equations) {
-    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
-    perturbed_ = trial_;
-    for (const auto& group : damping_groups_) {
-      for (const Eigen::Index i : group)
-        perturbed_.velocities(i) = trial_.velocities(i) + root_eps * std::max(1.0, std::abs(trial_.velocities(i)));
-      equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
-      for (const Eigen::Index i : group) {
-        const double step = perturbed_.velocities(i) - trial_.velocities(i);
-        for (const Eigen::Index r : damping_rows_[static_cast<std::size_t>(i)])
-          damping_(r, i) = (terms_.forces(r) - perturbed_terms_.forces(r)) / step;
-        perturbed_.velocities(i) = trial_.velocities(i);
-      }
-    }
-  }
-
-  // K = d(M a + J^T lambda - Q)/dq along the retraction, by forward differences.
-  void evaluate_stiffness(const StateSpace& space, MotionEquations& equations) {
-    const Eigen::Index n = unknown_acceleration_.size();
-    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
-    stiffness_.resize(n, n);
-    perturbation_.setZero(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      evaluate_retracted(space, equations, trial_, i, root_eps, perturbation_, perturbed_, perturbed_terms_,
-                         dae::mass | dae::forces | dae::jacobian);
-      dynamic_residual(perturbed_terms_, unknown_acceleration_, unknown_multipliers_, column_);
-      stiffness_.col(i) = (column_ - dynamic_residual_) / root_eps;
-    }
-  }
-
-  // The Newton matrix at the trial state (terms_ hold M, Q, J there), factorized.
+  // The Newton matrix at the trial state (terms_ hold M, Q, J there), factorized: block
+  // diagonal M + beta h C by its Schur complement, with K by a dense LU.
   void factorize_newton_matrix(const StateSpace& space, MotionEquations& equations, double h) {
-    const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
-    evaluate_damping(equations);
-    matrix_.setZero(n + m, n + m);
-    matrix_.topLeftCorner(n, n) = terms_.mass + (beta_ * h) * damping_;
-    if (matrix_kind_ == NewtonMatrix::full) {
-      evaluate_stiffness(space, equations);
-      matrix_.topLeftCorner(n, n) += (beta_ * beta_ * h * h) * stiffness_;
-    }
-    if (m > 0) {
-      matrix_.block(0, n, n, m) = terms_.jacobian.transpose();
-      matrix_.block(n, 0, m, n) = terms_.jacobian;
-    }
-    factorization_.compute(matrix_);
+    const bool full = matrix_kind_ == NewtonMatrix::full;
+    derivatives_.evaluate(space, equations, trial_, terms_, unknown_acceleration_, unknown_multipliers_, derivatives_out_,
+                          dae::damping | (full ? dae::stiffness : 0u));
+    top_left_ = terms_.mass + (beta_ * h) * derivatives_out_.damping;
+    if (full) top_left_ += (beta_ * beta_ * h * h) * derivatives_out_.stiffness;
+    const BodyCoordinates& body = space.body_coordinates();
+    const auto bodies = space.joint_coordinates() == 0 ? static_cast<Eigen::Index>(space.free_bodies()) : 0;
+    newton_system_.factorize(top_left_, terms_.jacobian, body.velocity, bodies, body.internal_constraints > 0);
     ++factorizations_;
   }
 
@@ -301,7 +236,7 @@ class BdfIntegrator final : public Integrator {
         fail(equations, state, h, iteration, correction, "the Newton iteration did not converge");
       // quasi-newton: built at the predictor of every step; quasi-newton-reused: kept across steps
       // (same beta h) and rebuilt when a correction does not fall below a quarter of the last.
-      const bool stale = matrix_beta_h_ != beta_ * h || matrix_.rows() != residual_.size();
+      const bool stale = matrix_beta_h_ != beta_ * h;
       const bool rebuild = matrix_kind_ == NewtonMatrix::full ||
                            (matrix_kind_ == NewtonMatrix::quasi_newton && iteration == 0) ||
                            (matrix_kind_ == NewtonMatrix::quasi_newton_reused &&
@@ -313,7 +248,7 @@ class BdfIntegrator final : public Integrator {
         built_this_step = true;
       }
       previous_correction = correction;
-      newton_step_ = factorization_.solve(-residual_);
+      newton_system_.solve(-residual_, newton_step_);
       if (!newton_step_.allFinite())
         fail(equations, state, h, iteration, correction, "the Newton matrix is singular");
       unknown_acceleration_ += newton_step_.head(n);
@@ -372,14 +307,16 @@ class BdfIntegrator final : public Integrator {
   Eigen::VectorXd known_velocity_, known_increment_, unknown_acceleration_, unknown_multipliers_;
 
   // Workspaces.
-  State trial_, perturbed_;
-  DaeTerms terms_, perturbed_terms_;
-  Eigen::VectorXd increment_, first_increment_, chart_velocity_, perturbation_, column_, rhs_;
+  State trial_;
+  DaeTerms terms_;
+  Eigen::VectorXd increment_, first_increment_, chart_velocity_, rhs_;
   Eigen::VectorXd residual_, dynamic_residual_, newton_step_;
-  Eigen::MatrixXd damping_, stiffness_, matrix_;
-  std::vector<std::vector<Eigen::Index>> damping_rows_;    // per column of C, its nonzero rows
-  std::vector<std::vector<Eigen::Index>> damping_groups_;  // columns differenced together
-  Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
+  Eigen::MatrixXd matrix_, top_left_;                 // the index-1 matrix; M + beta h C (+ beta^2 h^2 K)
+  Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;  // of the index-1 system
+  NewtonDerivatives derivatives_;
+  DaeDerivatives derivatives_out_;
+  NewtonSystem newton_system_;
+  bool analytic_ = false;  // C (and K for full) analytic in this run
 
   double matrix_beta_h_ = 0.0;  // the beta h the factorized Newton matrix was built for (0: none)
 

@@ -377,6 +377,139 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
   }
 }
 
+namespace {
+
+// One argument y of a constraint row: a point x = r + R p or a direction w = R s of a body.
+struct RowArgument {
+  std::size_t body;
+  bool point;
+  Vec3 local;  // p or s
+};
+
+// dy/d zeta (3 x 6) and d(y')/d zeta at fixed twist (3 x 6) of an argument of a moving body.
+Eigen::Matrix<double, 3, 6> argument_derivative(const BodyMotion& m, const RowArgument& y) {
+  Eigen::Matrix<double, 3, 6> D = Eigen::Matrix<double, 3, 6>::Zero();
+  D.leftCols<3>() = -m.R * so3::hat(y.local);
+  if (y.point) D.rightCols<3>() = m.R;
+  return D;
+}
+Mat3 argument_rate_derivative(const BodyMotion& m, const RowArgument& y) {
+  const Vec3 u = y.point ? Vec3(m.v + m.omega.cross(y.local)) : Vec3(m.omega.cross(y.local));
+  return -m.R * so3::hat(u);  // y' = R u, u fixed: d(y')/d theta = -R u~
+}
+Vec3 argument_rate(const BodyMotion& m, const RowArgument& y) {
+  return y.point ? point_velocity(m, y.local) : direction_rate(m, y.local);
+}
+
+}  // namespace
+
+void JointConstraintSet::second_derivatives(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+                                            const Eigen::VectorXd* multipliers, Eigen::MatrixXd* reaction_stiffness,
+                                            Eigen::MatrixXd* velocity_derivative) const {
+  const auto columns = static_cast<Eigen::Index>(6 * bodies_);
+  // Multipliers of the full set of rows (dropped rows: 0).
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(rows_);
+  if (multipliers) {
+    if (selected_.empty())
+      lambda = *multipliers;
+    else
+      for (std::size_t k = 0; k < selected_.size(); ++k) lambda(selected_[k]) = (*multipliers)(static_cast<Eigen::Index>(k));
+  }
+  if (reaction_stiffness) reaction_stiffness->setZero(columns, columns);
+  if (velocity_derivative) full_jacobian_.setZero(rows_, columns);  // d(J V)/d zeta of all rows
+
+  // Per row: arguments with gradients c_y (world), Hessian entries (y, z, h) over ordered pairs.
+  std::vector<RowArgument> arguments;
+  std::vector<Vec3> gradients;
+  struct HessianEntry { int y, z; double h; };
+  std::vector<HessianEntry> hessian;
+  Eigen::Index row = 0;
+  for (const Row& c : rows_of_) {
+    const BodyMotion a = motion_of(c.a, poses, twists), b = motion_of(c.b, poses, twists);
+    const int row_count = c.kind == Kind::point ? 3 : 1;
+    for (int k = 0; k < row_count; ++k, ++row) {
+      arguments.clear();
+      gradients.clear();
+      hessian.clear();
+      switch (c.kind) {
+        case Kind::point: {  // e_k . (x_b - x_a)
+          const Vec3 e = Vec3::Unit(k);
+          arguments = {{c.b, true, c.point_b}, {c.a, true, c.point_a}};
+          gradients = {e, -e};
+          break;
+        }
+        case Kind::dot: {  // w_a . w_b
+          arguments = {{c.a, false, c.direction_a}, {c.b, false, c.direction_b}};
+          gradients = {b.R * c.direction_b, a.R * c.direction_a};
+          hessian = {{0, 1, 1.0}, {1, 0, 1.0}};
+          break;
+        }
+        case Kind::distance: {  // (x_b - x_a) . w_a
+          const Vec3 wa = a.R * c.direction_a;
+          const Vec3 d = point_position(b, c.point_b) - point_position(a, c.point_a);
+          arguments = {{c.b, true, c.point_b}, {c.a, true, c.point_a}, {c.a, false, c.direction_a}};
+          gradients = {wa, -wa, d};
+          hessian = {{0, 2, 1.0}, {2, 0, 1.0}, {1, 2, -1.0}, {2, 1, -1.0}};
+          break;
+        }
+        case Kind::squared_distance: {  // d . d
+          const Vec3 d = point_position(b, c.point_b) - point_position(a, c.point_a);
+          arguments = {{c.b, true, c.point_b}, {c.a, true, c.point_a}};
+          gradients = {2.0 * d, -2.0 * d};
+          hessian = {{0, 0, 2.0}, {1, 1, 2.0}, {0, 1, -2.0}, {1, 0, -2.0}};
+          break;
+        }
+        case Kind::coordinate: {  // c . (x_b - x_a)
+          arguments = {{c.b, true, c.point_b}, {c.a, true, c.point_a}};
+          gradients = {c.direction_a, -c.direction_a};
+          break;
+        }
+      }
+      auto motion = [&](std::size_t body) -> const BodyMotion& { return body == c.a ? a : b; };
+      const double l = lambda(row);
+      if (reaction_stiffness && l != 0.0) {
+        for (std::size_t y = 0; y < arguments.size(); ++y) {
+          const RowArgument& arg = arguments[y];
+          if (arg.body == Joint::world) continue;
+          const Mat3 mu_hat = so3::hat(motion(arg.body).R.transpose() * gradients[y]);
+          const auto o = static_cast<Eigen::Index>(6 * arg.body);
+          reaction_stiffness->block<3, 3>(o, o) += l * so3::hat(arg.local) * mu_hat;
+          if (arg.point) reaction_stiffness->block<3, 3>(o + 3, o) += l * mu_hat;
+        }
+        for (const HessianEntry& e : hessian) {
+          const RowArgument &y = arguments[static_cast<std::size_t>(e.y)], &z = arguments[static_cast<std::size_t>(e.z)];
+          if (y.body == Joint::world || z.body == Joint::world) continue;
+          reaction_stiffness->block<6, 6>(static_cast<Eigen::Index>(6 * y.body), static_cast<Eigen::Index>(6 * z.body)) +=
+              (l * e.h) * argument_derivative(motion(y.body), y).transpose() * argument_derivative(motion(z.body), z);
+        }
+      }
+      if (velocity_derivative) {
+        // d/d zeta of sum_y c_y . y' = sum_y c_y . d(y')/d zeta + sum_yz h y'^T dz/d zeta
+        for (std::size_t y = 0; y < arguments.size(); ++y) {
+          const RowArgument& arg = arguments[y];
+          if (arg.body == Joint::world) continue;
+          full_jacobian_.block<1, 3>(row, static_cast<Eigen::Index>(6 * arg.body)) +=
+              gradients[y].transpose() * argument_rate_derivative(motion(arg.body), arg);
+        }
+        for (const HessianEntry& e : hessian) {
+          const RowArgument &y = arguments[static_cast<std::size_t>(e.y)], &z = arguments[static_cast<std::size_t>(e.z)];
+          if (y.body == Joint::world || z.body == Joint::world) continue;
+          full_jacobian_.block<1, 6>(row, static_cast<Eigen::Index>(6 * z.body)) +=
+              e.h * argument_rate(motion(y.body), y).transpose() * argument_derivative(motion(z.body), z);
+        }
+      }
+    }
+  }
+  if (!velocity_derivative) return;
+  if (selected_.empty()) {
+    *velocity_derivative = full_jacobian_;
+    return;
+  }
+  velocity_derivative->resize(static_cast<Eigen::Index>(selected_.size()), columns);
+  for (std::size_t k = 0; k < selected_.size(); ++k)
+    velocity_derivative->row(static_cast<Eigen::Index>(k)) = full_jacobian_.row(selected_[k]);
+}
+
 GivenRates given_joint_rates(const Model& model, const std::vector<Pose>& poses) {
   const Topology topology = analyze_topology(model);
   const auto columns = static_cast<Eigen::Index>(6 * model.bodies.size());

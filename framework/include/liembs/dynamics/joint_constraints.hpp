@@ -63,6 +63,18 @@ class JointConstraintSet {
   void evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, double time,
                 Eigen::VectorXd* residual, Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs,
                 Eigen::VectorXd* velocity_rhs = nullptr) const;
+  // Second derivatives for analytic Newton matrices, with respect to the bodies' pose
+  // increments zeta = (theta, R^T dr) (R <- R exp(theta~), r <- r + dr), 6 columns per body:
+  //   reaction_stiffness (6 bodies x 6 bodies)   = d(J^T lambda)/d zeta   (lambda: rows() numbers)
+  //   velocity_derivative (rows() x 6 bodies)    = d(J V)/d zeta at fixed body twists V
+  // Each row is f(y_1, ...) of world points x = r + R p and directions w = R s; with their
+  // gradients c_y = df/dy and Hessian blocks h_yz 1 (paper 004 Tables 3-6 are the rA instances):
+  //   d(J^T lambda)_k/d zeta_l = lambda (delta_kl G_y(c_y) + h_yz (dy/d zeta_k)^T dz/d zeta_l),
+  //   G_point(c) = [[p~ mu~, 0], [mu~, 0]], G_direction(c) = [[s~ mu~, 0], [0, 0]], mu = R^T c.
+  // Null outputs are not computed.
+  void second_derivatives(const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
+                          const Eigen::VectorXd* multipliers, Eigen::MatrixXd* reaction_stiffness,
+                          Eigen::MatrixXd* velocity_derivative) const;
   // Joints only (no time dependence).
   void evaluate(const std::vector<Pose>& poses, const std::vector<Vec6>& twists, Eigen::VectorXd* residual,
                 Eigen::MatrixXd* jacobian, Eigen::VectorXd* acceleration_rhs) const {

@@ -81,6 +81,31 @@ class Group : public Component {
                                     double* jacobian, double* acceleration_rhs) const {
     (void)n, (void)chart, (void)velocities, (void)residual, (void)jacobian, (void)acceleration_rhs;
   }
+  // Derivatives of the velocity maps for analytic Newton matrices (one call for n bodies; per
+  // body, column-major blocks one after the other; a null output is not computed). With the
+  // retraction q exp(delta) and velocities v held fixed:
+  //   rate_by_velocity           d(T' v)/dv                  6 x velocity
+  //   map_velocity_by_position   d(T(q) v)/d delta           6 x velocity
+  //   map_x_by_position          d(T(q) x)/d delta           6 x velocity   (x: velocity numbers per body)
+  //   map_transpose_y_by_position d(T(q)^T y)/d delta        velocity x velocity   (y: 6 numbers per body)
+  //   rate_by_position           d(T'(q, v) v)/d delta       6 x velocity
+  // The default (framework/src/plugin/group.cpp) takes rate_by_velocity by polarization of
+  // velocity_maps (exact: T' v is quadratic in v) and the position derivatives by central
+  // differences of velocity_maps along retract (about 1e-10 relative); SE3 and SO3xR3 give
+  // closed forms.
+  virtual void velocity_map_derivatives(std::span<const Pose> poses, const double* chart, const double* velocities,
+                                        const double* x, const double* y, double* rate_by_velocity,
+                                        double* map_velocity_by_position, double* map_x_by_position,
+                                        double* map_transpose_y_by_position, double* rate_by_position) const;
+  // Derivatives of the internal constraints along the retraction, for n bodies (per body,
+  // column-major; null outputs not computed): d(J_int^T mu)/d delta (velocity x velocity, mu:
+  // internal_constraints multipliers per body) and d(J_int v)/d delta (internal_constraints x
+  // velocity). Default: central differences of internal_constraints along retract; nothing to
+  // do without internal constraints.
+  virtual void internal_constraint_derivatives(std::span<const Pose> poses, const double* chart,
+                                               const double* velocities, const double* multipliers,
+                                               double* multiplier_stiffness, double* velocity_derivative) const;
+
   // The largest error of the chart's invariant over the bodies (|p^T p - 1| for rp); 0 if none.
   virtual double normalization_error(std::size_t n, const double* chart) const {
     (void)n, (void)chart;

@@ -51,10 +51,21 @@ struct DaeTerms {
   Eigen::VectorXd velocity_rhs;
 };
 
-// Which terms evaluate() must fill (the others may be left untouched).
+// Partial derivatives of the DAE residual for the Newton matrices of implicit integrators,
+// at a state and given a = V', lambda (configuration derivatives along the retraction
+// q exp(delta), velocities held fixed):
+struct DaeDerivatives {
+  Eigen::MatrixXd damping;              // C = -dQ/dV                              (n x n)
+  Eigen::MatrixXd stiffness;            // K = d(M a + J^T lambda - Q)/d delta      (n x n)
+  Eigen::MatrixXd velocity_constraint;  // P = d(J V - nu)/d delta                  (m x n)
+};
+
+// Which terms evaluate() must fill (the others may be left untouched), and which derivatives
+// evaluate_derivatives() must fill.
 namespace dae {
 inline constexpr unsigned mass = 1u, forces = 2u, residual = 4u, jacobian = 8u, acceleration_rhs = 16u,
                           velocity_rhs = 32u;
+inline constexpr unsigned damping = 64u, stiffness = 128u, velocity_constraint = 256u;
 // g, J and nu: what the constraint-violation reports need.
 inline constexpr unsigned position_terms = residual | jacobian | velocity_rhs;
 inline constexpr unsigned all = mass | forces | residual | jacobian | acceleration_rhs | velocity_rhs;
@@ -73,6 +84,16 @@ class ConstrainedSystem {
   virtual Eigen::Index constraint_count() const = 0;
   virtual const std::vector<ConstraintBlock>& blocks() const = 0;
   virtual void evaluate(const State& state, DaeTerms& terms, unsigned what = dae::all) = 0;
+  // The derivatives (dae::damping | dae::stiffness | dae::velocity_constraint) this system
+  // computes analytically in evaluate_derivatives; none by default, and the integrators then
+  // difference evaluate() (NewtonDerivatives, sim/newton_derivatives.hpp).
+  virtual unsigned analytic_derivatives() const { return 0; }
+  // Fills the asked derivatives (a subset of analytic_derivatives()) at `state` for the given
+  // a = V' and lambda (stiffness only). One call for the whole system.
+  virtual void evaluate_derivatives(const State& state, const Eigen::VectorXd& acceleration,
+                                    const Eigen::VectorXd& multipliers, DaeDerivatives& derivatives, unsigned what) {
+    (void)state, (void)acceleration, (void)multipliers, (void)derivatives, (void)what;
+  }
   // Rows left out as structurally redundant, for the run summary ("joint 'D': 2 of 5 rows").
   virtual std::vector<std::string> redundant_constraints() const { return {}; }
   // The rates the file gives, at `state` (the initial state after its position projection);

@@ -29,6 +29,14 @@ class MotionEquations {
     if (what & dae::velocity_rhs) terms.velocity_rhs.resize(0);
   }
 
+  // The derivatives (DaeDerivatives) the formulation gives analytically, and their evaluation
+  // (NewtonDerivatives chooses between them and differences).
+  unsigned analytic_derivatives() const { return system_ ? system_->analytic_derivatives() : 0u; }
+  void evaluate_derivatives(const State& state, const Eigen::VectorXd& acceleration,
+                            const Eigen::VectorXd& multipliers, DaeDerivatives& derivatives, unsigned what) {
+    if (system_) system_->evaluate_derivatives(state, acceleration, multipliers, derivatives, what);
+  }
+
  private:
   ForwardDynamics& dynamics_;
   ConstrainedSystem* system_;

@@ -1,0 +1,61 @@
+#pragma once
+// The partial derivatives an implicit integrator's Newton matrix needs (DaeDerivatives:
+// C = -dQ/dV, K = d(M a + J^T lambda - Q)/d delta, P = d(J V - nu)/d delta), from the
+// formulation when it gives them analytically (ConstrainedSystem::evaluate_derivatives) and
+// by finite differences of its DAE terms otherwise or when the run asks for them:
+//   [integrator] newton_derivatives = "analytic" | "finite-differences"
+// (absent: analytic where the formulation gives them, differences for the rest). One object
+// per integrator, shared by bdf, generalized-alpha and ida.
+#include <liembs/config/config_table.hpp>
+#include <liembs/sim/motion_equations.hpp>
+
+#include <string>
+#include <vector>
+
+namespace liembs {
+
+enum class DerivativeMethod { automatic, analytic, finite_differences };
+
+// Reads newton_derivatives from an integrator's options (strict: only the two names).
+DerivativeMethod read_derivative_method(const ConfigTable& options);
+
+class NewtonDerivatives {
+ public:
+  explicit NewtonDerivatives(DerivativeMethod method = DerivativeMethod::automatic) : method_(method) {}
+
+  DerivativeMethod method() const { return method_; }
+  // A new run: the damping pattern of the differences is found again.
+  void reset() { damping_groups_.clear(), damping_rows_.clear(), pattern_dimension_ = -1; }
+
+  // The parts of `what` that evaluate() takes from the formulation's analytic derivatives.
+  unsigned analytic_parts(const MotionEquations& equations, unsigned what) const;
+  // With newton_derivatives = "analytic": throws SimulationError, naming the integrator and the
+  // missing derivatives, when the formulation does not give all of `what`.
+  void require(const MotionEquations& equations, unsigned what, const std::string& integrator) const;
+
+  // Fills `what` (dae::damping | dae::stiffness | dae::velocity_constraint) at `state`, whose
+  // terms are in `terms` (M, Q and J; nu too for velocity_constraint), for a and lambda.
+  void evaluate(const StateSpace& space, MotionEquations& equations, const State& state, const DaeTerms& terms,
+                const Eigen::VectorXd& acceleration, const Eigen::VectorXd& multipliers, DaeDerivatives& out,
+                unsigned what);
+
+  // Evaluations of the DAE terms spent on differences of C (one per group of columns).
+  std::size_t damping_evaluations() const { return damping_groups_.size(); }
+
+ private:
+  void find_damping_pattern(MotionEquations& equations, const State& state);
+  void difference_damping(MotionEquations& equations, const State& state, const DaeTerms& terms, Eigen::MatrixXd& out);
+  void difference_configuration(const StateSpace& space, MotionEquations& equations, const State& state,
+                                const DaeTerms& terms, const Eigen::VectorXd& acceleration,
+                                const Eigen::VectorXd& multipliers, DaeDerivatives& out, unsigned what);
+
+  DerivativeMethod method_;
+  Eigen::Index pattern_dimension_ = -1;
+  std::vector<std::vector<Eigen::Index>> damping_rows_;    // per column of C, its nonzero rows
+  std::vector<std::vector<Eigen::Index>> damping_groups_;  // columns differenced together
+  State perturbed_;
+  DaeTerms perturbed_terms_;
+  Eigen::VectorXd perturbation_, base_, column_, violation_, perturbed_violation_;
+};
+
+}  // namespace liembs

@@ -1,0 +1,48 @@
+#pragma once
+// The linear system of an index-3 Newton step, [[A, J^T], [J, 0]] (x, y) = (b, c), factorized
+// once and solved for several right-hand sides. When A is block diagonal with one block per
+// free body (absolute coordinates: M + beta h C), it is solved through the Schur complement
+//   S = J A^-1 J^T = sum_b J_b A_b^-1 J_b^T
+// over each body's nonzero constraint rows (an m x m LU plus small block LUs instead of one
+// (n + m)^2 LU); otherwise (trees, or A with the stiffness K coupling bodies) by a dense LU of
+// the whole matrix. A singular A_b (Euler parameters: M is singular along p) is made regular
+// with the body's own constraint rows J_L (those with no entry outside its columns, among them
+// the normalization row): (A + w J_L^T J_L) x + J^T y = b + w J_L^T c_L has the same solution.
+#include <Eigen/Dense>
+
+#include <vector>
+
+namespace liembs {
+
+class NewtonSystem {
+ public:
+  // block_size: velocity coordinates per free body (0: no block structure), bodies: number of
+  // free bodies whose coordinates come first; augment: add each body's own constraint rows to
+  // its block (for parameterizations with internal constraints). A is n x n, J is m x n.
+  void factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J, Eigen::Index block_size, Eigen::Index bodies,
+                 bool augment);
+  // rhs = (b, c) of size n + m; solution = (x, y).
+  void solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const;
+  bool uses_blocks() const { return blocks_; }
+
+ private:
+  using Block = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 8, 8>;
+  struct Body {
+    Eigen::PartialPivLU<Block> lu;
+    std::vector<Eigen::Index> rows;        // constraint rows with an entry in the body's columns
+    std::vector<Eigen::Index> local_rows;  // of those, the rows added to the block (augment)
+    double weight = 0.0;
+    Eigen::MatrixXd jacobian;              // J_b: rows x block_size
+    Eigen::MatrixXd inverse_jacobian_t;    // A_b^-1 J_b^T: block_size x rows
+  };
+  static bool is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index block_size, Eigen::Index bodies);
+
+  bool blocks_ = false;
+  Eigen::Index n_ = 0, m_ = 0, block_size_ = 0;
+  std::vector<Body> bodies_;
+  Eigen::MatrixXd J_, schur_, dense_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> schur_lu_, dense_lu_;
+  mutable Eigen::VectorXd y_, lambda_rhs_;
+};
+
+}  // namespace liembs
