@@ -89,6 +89,9 @@ void register_benchmarks() {
        {"algorithm.name=newton-euler", "group.name=SE3", dynamics, theta}},
       {"bdf1-full/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
        {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.newton_matrix=full"}},
+      {"bdf1-full-fd/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
+       {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.newton_matrix=full",
+        "integrator.newton_derivatives=finite-differences"}},
       {"bdf2/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
        {"algorithm.name=newton-euler", "group.name=SO3xR3", dynamics, theta, "integrator.order=2"}},
       {"bdf1-reused/four-bar-spatial/SO3xR3", "four-bar/spatial.toml",
@@ -102,6 +105,9 @@ void register_benchmarks() {
     if (!std::filesystem::exists(std::filesystem::path(LIEMBS_BENCH_CONFIG_DIR) / config)) continue;
     for (const auto& [formulation, group] : formulations) {
       cases.push_back({std::string("bdf1/") + mechanism + "/" + formulation, config, {group, dynamics, theta}});
+      // The Newton matrix from differences of the DAE terms (and a dense LU), for comparison.
+      cases.push_back({std::string("bdf1-fd/") + mechanism + "/" + formulation, config,
+                       {group, dynamics, theta, "integrator.newton_derivatives=finite-differences"}});
       if (std::string(mechanism) != "double-pendulum")  // 2 degrees of freedom: no kinematic analysis
         cases.push_back({std::string("kinematics/") + mechanism + "/" + formulation, config,
                          {group, "integrator.name=kinematics", "integrator.tolerance=1e-10"}});

@@ -167,8 +167,8 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
     if (what & dae::jacobian) {
       terms.jacobian.setZero(rows_, dimension);
       for (std::size_t i = 0; i < n && joint_rows > 0; ++i)
-        terms.jacobian.block(0, static_cast<Eigen::Index>(i) * nv, joint_rows, nv).noalias() =
-            body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * i)) * maps_.map(i);
+        terms.jacobian.block(0, static_cast<Eigen::Index>(i) * nv, joint_rows, nv) =
+            body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * i)).lazyProduct(maps_.map(i));
     }
     if (rows_ > joint_rows) {
       if (what & dae::residual) terms.residual.conservativeResize(rows_);
@@ -259,9 +259,9 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
         const auto oj = static_cast<Eigen::Index>(j) * nv;
         const auto Tj = maps_.map(j);
         if (velocity)
-          out.velocity_constraint.block(0, oj, joint_rows, nv).noalias() =
-              velocity_derivative_.middleCols<6>(static_cast<Eigen::Index>(6 * j)) * Tj +
-              body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * j)) * part(map_velocity_by_position_, j);
+          out.velocity_constraint.block(0, oj, joint_rows, nv) =
+              velocity_derivative_.middleCols<6>(static_cast<Eigen::Index>(6 * j)).lazyProduct(Tj) +
+              body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * j)).lazyProduct(part(map_velocity_by_position_, j));
         for (std::size_t i = 0; i < n && stiffness; ++i) {
           const auto coupling = reaction_stiffness_.block<6, 6>(static_cast<Eigen::Index>(6 * i), static_cast<Eigen::Index>(6 * j));
           if (coupling.isZero(0.0)) continue;

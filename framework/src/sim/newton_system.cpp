@@ -1,9 +1,63 @@
 #include <liembs/sim/newton_system.hpp>
 
+#include <cmath>
+#include <utility>
+
 namespace liembs {
 
+// Column-major raw loops: at these sizes the per-expression overhead of dynamic Eigen blocks
+// costs more than the arithmetic.
+void SmallLU::compute(const Eigen::Ref<const Eigen::MatrixXd>& matrix) {
+  lu_ = matrix;
+  const Eigen::Index n = lu_.rows();
+  pivots_.resize(static_cast<std::size_t>(n));
+  double* a = lu_.data();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    double* column_k = a + k * n;
+    Eigen::Index pivot = k;
+    for (Eigen::Index i = k + 1; i < n; ++i)
+      if (std::abs(column_k[i]) > std::abs(column_k[pivot])) pivot = i;
+    pivots_[static_cast<std::size_t>(k)] = pivot;
+    if (pivot != k)
+      for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
+    const double diagonal = column_k[k];
+    if (diagonal == 0.0) continue;  // singular: the solve gives non-finite numbers
+    const double inverse = 1.0 / diagonal;
+    for (Eigen::Index i = k + 1; i < n; ++i) column_k[i] *= inverse;
+    for (Eigen::Index j = k + 1; j < n; ++j) {
+      double* column_j = a + j * n;
+      const double factor = column_j[k];
+      if (factor == 0.0) continue;
+      for (Eigen::Index i = k + 1; i < n; ++i) column_j[i] -= factor * column_k[i];
+    }
+  }
+}
+
+void SmallLU::solve(double* x) const {
+  const Eigen::Index n = lu_.rows();
+  const double* a = lu_.data();
+  for (Eigen::Index k = 0; k < n; ++k) std::swap(x[k], x[pivots_[static_cast<std::size_t>(k)]]);
+  for (Eigen::Index j = 0; j < n; ++j) {  // L y = P x (unit diagonal), column by column
+    const double xj = x[j];
+    if (xj == 0.0) continue;
+    const double* column = a + j * n;
+    for (Eigen::Index i = j + 1; i < n; ++i) x[i] -= xj * column[i];
+  }
+  for (Eigen::Index j = n - 1; j >= 0; --j) {  // U x = y
+    const double* column = a + j * n;
+    const double xj = x[j] /= column[j];
+    for (Eigen::Index i = 0; i < j; ++i) x[i] -= xj * column[i];
+  }
+}
+
+void SmallLU::solve_in_place(Eigen::Ref<Eigen::VectorXd> x) const { solve(x.data()); }
+
+void SmallLU::solve_columns_in_place(Eigen::Ref<Eigen::MatrixXd> x) const {
+  for (Eigen::Index c = 0; c < x.cols(); ++c) solve(x.col(c).data());
+}
+
 bool NewtonSystem::is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index block_size, Eigen::Index bodies) {
-  if (block_size <= 0 || block_size > 8 || bodies * block_size != A.rows()) return false;
+  if (block_size <= 0 || bodies * block_size != A.rows()) return false;
   for (Eigen::Index c = 0; c < A.cols(); ++c) {
     const Eigen::Index first = (c / block_size) * block_size;
     for (Eigen::Index r = 0; r < first; ++r)
@@ -44,9 +98,11 @@ void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J,
         body.local_rows.push_back(r);
     }
     const auto k = static_cast<Eigen::Index>(body.rows.size());
-    body.jacobian.resize(k, block_size);
-    for (Eigen::Index i = 0; i < k; ++i) body.jacobian.row(i) = J.row(body.rows[static_cast<std::size_t>(i)]).segment(first, block_size);
-    Block block = A.block(first, first, block_size, block_size);
+    body.jacobian_t.resize(block_size, k);
+    for (Eigen::Index i = 0; i < k; ++i)
+      body.jacobian_t.col(i) = J.row(body.rows[static_cast<std::size_t>(i)]).segment(first, block_size).transpose();
+    block_ = A.block(first, first, block_size, block_size);
+    auto& block = block_;
     body.weight = 0.0;
     if (!body.local_rows.empty()) {
       double row_scale = 0.0;
@@ -58,11 +114,14 @@ void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J,
       }
     }
     body.lu.compute(block);
-    body.inverse_jacobian_t = body.lu.solve(body.jacobian.transpose());
-    const Eigen::MatrixXd contribution = body.jacobian * body.inverse_jacobian_t;
-    for (Eigen::Index i = 0; i < k; ++i)
-      for (Eigen::Index j = 0; j < k; ++j)
-        schur_(body.rows[static_cast<std::size_t>(i)], body.rows[static_cast<std::size_t>(j)]) += contribution(i, j);
+    body.inverse_jacobian_t = body.jacobian_t;
+    body.lu.solve_columns_in_place(body.inverse_jacobian_t);
+    for (Eigen::Index j = 0; j < k; ++j) {
+      const auto column = body.inverse_jacobian_t.col(j);
+      for (Eigen::Index i = 0; i < k; ++i)
+        schur_(body.rows[static_cast<std::size_t>(i)], body.rows[static_cast<std::size_t>(j)]) +=
+            body.jacobian_t.col(i).dot(column);
+    }
   }
   schur_lu_.compute(schur_);
 }
@@ -82,13 +141,14 @@ void NewtonSystem::solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) 
     auto y = y_.segment(first, block_size_);
     for (const Eigen::Index r : body.local_rows)
       for (std::size_t i = 0; i < body.rows.size(); ++i)
-        if (body.rows[i] == r) y += (body.weight * rhs(n_ + r)) * body.jacobian.row(static_cast<Eigen::Index>(i)).transpose();
-    y = body.lu.solve(Eigen::VectorXd(y));
+        if (body.rows[i] == r) y += (body.weight * rhs(n_ + r)) * body.jacobian_t.col(static_cast<Eigen::Index>(i));
+    body.lu.solve_in_place(y);
     for (std::size_t i = 0; i < body.rows.size(); ++i)
-      lambda_rhs_(body.rows[i]) += body.jacobian.row(static_cast<Eigen::Index>(i)).dot(y);
+      lambda_rhs_(body.rows[i]) += body.jacobian_t.col(static_cast<Eigen::Index>(i)).dot(y);
   }
+  schur_lu_.solve_in_place(lambda_rhs_);
   auto lambda = solution.tail(m_);
-  lambda = schur_lu_.solve(lambda_rhs_);
+  lambda = lambda_rhs_;
   auto x = solution.head(n_);
   x = y_;
   for (std::size_t b = 0; b < bodies_.size(); ++b) {

@@ -14,6 +14,22 @@
 
 namespace liembs {
 
+// LU factorization with partial pivoting for the small dense matrices of NewtonSystem (the
+// body blocks and the Schur complement): a plain right-looking loop, without the blocking
+// and dispatch overhead that dominates Eigen's PartialPivLU below about 30 x 30.
+class SmallLU {
+ public:
+  void compute(const Eigen::Ref<const Eigen::MatrixXd>& matrix);
+  // x <- A^-1 x, for a vector or each column of a matrix.
+  void solve_columns_in_place(Eigen::Ref<Eigen::MatrixXd> x) const;
+  void solve_in_place(Eigen::Ref<Eigen::VectorXd> x) const;
+
+ private:
+  void solve(double* x) const;  // x of the matrix's size, contiguous
+  Eigen::MatrixXd lu_;
+  std::vector<Eigen::Index> pivots_;
+};
+
 class NewtonSystem {
  public:
   // block_size: velocity coordinates per free body (0: no block structure), bodies: number of
@@ -26,13 +42,12 @@ class NewtonSystem {
   bool uses_blocks() const { return blocks_; }
 
  private:
-  using Block = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 8, 8>;
   struct Body {
-    Eigen::PartialPivLU<Block> lu;
+    SmallLU lu;
     std::vector<Eigen::Index> rows;        // constraint rows with an entry in the body's columns
     std::vector<Eigen::Index> local_rows;  // of those, the rows added to the block (augment)
     double weight = 0.0;
-    Eigen::MatrixXd jacobian;              // J_b: rows x block_size
+    Eigen::MatrixXd jacobian_t;            // J_b^T: block_size x rows
     Eigen::MatrixXd inverse_jacobian_t;    // A_b^-1 J_b^T: block_size x rows
   };
   static bool is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index block_size, Eigen::Index bodies);
@@ -40,8 +55,9 @@ class NewtonSystem {
   bool blocks_ = false;
   Eigen::Index n_ = 0, m_ = 0, block_size_ = 0;
   std::vector<Body> bodies_;
-  Eigen::MatrixXd J_, schur_, dense_;
-  Eigen::PartialPivLU<Eigen::MatrixXd> schur_lu_, dense_lu_;
+  Eigen::MatrixXd schur_, dense_, block_;
+  SmallLU schur_lu_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> dense_lu_;
   mutable Eigen::VectorXd y_, lambda_rhs_;
 };
 
