@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <random>
+#include <thread>
 
 using namespace liembs;
 
@@ -171,4 +172,34 @@ TEST_CASE("every row runs exactly once, on at most the threads asked for", "[bat
   CHECK(for_each_row(10, 8, [](unsigned, std::size_t) {}) == 1);
   CHECK(for_each_row(0, 8, [](unsigned, std::size_t) { FAIL("no row to run"); }) == 1);
   CHECK(available_cores() >= 1);
+}
+
+TEST_CASE("work alongside the rows runs once on the calling thread; a row's error comes first", "[batch]") {
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    for (const std::size_t rows : {std::size_t{0}, std::size_t{10}, std::size_t{5000}}) {
+      INFO(rows << " rows");
+      std::atomic<int> alongside_runs{0};
+      std::thread::id alongside_thread;
+      std::atomic<std::size_t> done{0};
+      for_each_row(rows, threads, [&](unsigned, std::size_t) { ++done; }, {}, [&] {
+        ++alongside_runs;
+        alongside_thread = std::this_thread::get_id();
+      });
+      CHECK(alongside_runs == 1);
+      CHECK(alongside_thread == std::this_thread::get_id());
+      CHECK(done == rows);
+    }
+    // Its error is rethrown after every row has run, unless a row failed.
+    std::atomic<std::size_t> done{0};
+    const auto failing_alongside = [] { throw ModelError("the next chunk is unreadable"); };
+    CHECK_THROWS_AS(for_each_row(3000, threads, [&](unsigned, std::size_t) { ++done; }, {}, failing_alongside), ModelError);
+    CHECK(done == 3000);
+    CHECK_THROWS_WITH(for_each_row(3000, threads, [&](unsigned, std::size_t) { ++done; }, {}, failing_alongside),
+                      "the next chunk is unreadable");
+    const auto failing_row = [](unsigned, std::size_t row) {
+      if (row == 2100) throw SimulationError("singular");
+    };
+    CHECK_THROWS_WITH(for_each_row(3000, threads, failing_row, {}, failing_alongside), "row 2100: singular");
+  }
 }

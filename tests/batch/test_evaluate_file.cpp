@@ -179,6 +179,25 @@ TEST_CASE("CSV and .npy outputs hold the same bits, for every thread count and i
     if (reference_csv.empty()) reference_csv = csv;
     CHECK(csv == reference_csv);  // the same bytes
   }
+  // Nor on the chunks the file is read in: many chunk boundaries (records split across
+  // reads, one-row chunks run on the calling thread, chunks shared by the threads).
+  for (const FileChunks chunks : {FileChunks{7, 1}, FileChunks{3000, 300}, FileChunks{200000, 1000}}) {
+    INFO("chunks of " << chunks.csv_bytes << " bytes, " << chunks.npy_rows << " rows");
+    for (unsigned threads : {1u, 2u, 3u}) {
+      INFO(threads << " threads");
+      batch.set_threads(threads);
+      evaluate_file(batch, dir / "states.csv", dir / "out.csv", "rnea", chunks);
+      CHECK(read_file(dir / "out.csv") == reference_csv);
+      for (const char* input : {"states.csv", "states.npy", "fortran.npy"}) {
+        INFO(input);
+        CHECK(evaluate_file(batch, dir / input, dir / "out.npy", "rnea", chunks).rows == rows);
+        std::size_t r = 0, c = 0;
+        const std::vector<double> values = read_npy(dir / "out.npy", r, c);
+        REQUIRE(values.size() == expected.size());
+        CHECK(std::memcmp(values.data(), expected.data(), expected.size() * 8) == 0);
+      }
+    }
+  }
   // The CSV numbers read back to the bits of the .npy output; the time column is copied.
   std::istringstream lines(reference_csv);
   std::string line;
@@ -229,6 +248,9 @@ TEST_CASE("quoted CSV header and fields: found by name, copied as written, lines
   };
   CHECK(forces(first) == forces(second_b));  // the same state, the same forces
   CHECK(forces(third) == forces(second_b));
+  // Read 3 bytes at a time, quoted fields and line breaks cross every read.
+  evaluate_file(batch, dir / "states.csv", dir / "small-reads.csv", "rnea", FileChunks{3, 1});
+  CHECK(read_file(dir / "small-reads.csv") == out);
 
   // After a quoted line break, errors still name the right line.
   std::ofstream(dir / "bad.csv") << "note,q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n"
@@ -236,6 +258,8 @@ TEST_CASE("quoted CSV header and fields: found by name, copied as written, lines
                                  << "ok,0,0,0,0,0,0\n"
                                  << "ok,0,0,zero,0,0,0\n";
   CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea"),
+                    Contains("bad.csv:5: column 'qd.shoulder': 'zero' is not a finite number"));
+  CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea", FileChunks{3, 1}),
                     Contains("bad.csv:5: column 'qd.shoulder': 'zero' is not a finite number"));
   CHECK_FALSE(fs::exists(dir / "bad-out.csv"));
 }
@@ -268,6 +292,16 @@ TEST_CASE("eval errors name the file, the first bad line or row and the column, 
                       Contains("bad.npy: row 3899: column 'q.a5': 'inf' is not a finite number"));
     CHECK_FALSE(fs::exists(dir / "out.csv"));
     CHECK_FALSE(fs::exists(dir / "out.npy"));
+    // The same across chunk boundaries: the bad rows in the chunk being read, or in later ones.
+    for (const FileChunks chunks : {FileChunks{5000, 100}, FileChunks{300000, 1000}}) {
+      INFO("chunks of " << chunks.csv_bytes << " bytes, " << chunks.npy_rows << " rows");
+      CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "out.csv", "rnea", chunks),
+                        Contains("bad.csv:3001: column 'qdd.a7': '1e999' is not a finite number"));
+      CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.npy", dir / "out.npy", "rnea", chunks),
+                        Contains("bad.npy: row 3899: column 'q.a5': 'inf' is not a finite number"));
+      CHECK_FALSE(fs::exists(dir / "out.csv"));
+      CHECK_FALSE(fs::exists(dir / "out.npy"));
+    }
   }
   lines[3000] = lines[2999];
   std::ofstream ragged(dir / "ragged.csv");

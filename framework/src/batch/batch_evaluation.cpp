@@ -56,11 +56,21 @@ void lower_to(std::atomic<std::size_t>& value, std::size_t candidate) {
 }  // namespace
 
 unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<void(unsigned, std::size_t)>& work,
-                      const BatchMessages& messages) {
+                      const BatchMessages& messages, const std::function<void()>& alongside) {
   if (threads == 0) threads = available_cores();
   const std::size_t useful = std::max<std::size_t>(1, rows / min_rows_per_thread);
   const auto used = static_cast<unsigned>(std::min<std::size_t>(threads, useful));
+  std::exception_ptr alongside_error;
+  const auto run_alongside = [&] {
+    if (!alongside) return;
+    try {
+      alongside();
+    } catch (...) {
+      alongside_error = std::current_exception();
+    }
+  };
   if (used == 1 && rows < min_rows_per_thread) {  // a small batch: in order, on the calling thread
+    run_alongside();
     for (std::size_t row = 0; row < rows; ++row) {
       try {
         work(0, row);
@@ -72,6 +82,7 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
     if (const int signal = pending_interrupt())
       throw Interrupted(signal, messages.interrupted_where ? messages.interrupted_where(rows)
                                                           : "after " + std::to_string(rows) + " state(s)");
+    if (alongside_error) std::rethrow_exception(alongside_error);
     return 1;
   }
   // Blocks are taken in order from a shared counter, so a thread slowed by other work on
@@ -122,6 +133,7 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
         break;  // no more threads to be had: the blocks are shared out among those running
       }
     }
+    run_alongside();
     run_worker(0);
   }  // joins the helpers
 
@@ -135,6 +147,7 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
   if (first->error)
     rethrow_with_prefix(first->error, messages.row_prefix ? messages.row_prefix(first->row)
                                                           : "row " + std::to_string(first->row) + ": ");
+  if (alongside_error) std::rethrow_exception(alongside_error);
   return used;
 }
 
@@ -190,12 +203,12 @@ void BatchEvaluation::evaluate(std::span<const double> inputs, std::span<double>
 }
 
 void BatchEvaluation::for_each_row(std::size_t rows, const std::function<void(BatchEvaluator&, unsigned, std::size_t)>& work,
-                                   const BatchMessages& messages) {
+                                   const BatchMessages& messages, const std::function<void()>& alongside) {
   const std::lock_guard lock(busy_);
   const auto wanted = static_cast<unsigned>(std::min<std::size_t>(threads_, std::max<std::size_t>(1, rows / min_rows_per_thread)));
   bind_evaluators(wanted);
   liembs::for_each_row(
-      rows, wanted, [&](unsigned worker, std::size_t row) { work(*evaluators_[worker], worker, row); }, messages);
+      rows, wanted, [&](unsigned worker, std::size_t row) { work(*evaluators_[worker], worker, row); }, messages, alongside);
 }
 
 }  // namespace liembs

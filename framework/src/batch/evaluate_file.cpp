@@ -30,16 +30,29 @@ bool is_npy_path(const std::filesystem::path& path) {
 
 namespace {
 
-constexpr std::size_t read_size = std::size_t{4} << 20;  // bytes of CSV read at a time
-constexpr std::size_t npy_chunk_rows = 32768;
-
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
   return text;
 }
 
-// The output file: CSV rows formatted on the threads into slots of a shared buffer, or
+// One piece of the file in flight. Two alternate: while the threads evaluate chunk k, the
+// calling thread writes chunk k-1 and then reads chunk k+1 into the same buffers
+// (for_each_row's `alongside`), so reading, splitting records and writing overlap the rows.
+struct Chunk {
+  std::size_t rows = 0;
+  std::size_t first_row = 0;              // .npy: the index of the chunk's first row
+  std::vector<double> values;             // .npy: rows x the input columns
+  std::string text;                       // CSV: the text holding the records
+  std::vector<std::string_view> records;  // CSV: the non-blank records in `text`
+  std::vector<std::size_t> lines;         // CSV: the line each record starts on
+  std::size_t consumed = 0;               // CSV: bytes of `text` taken; the rest starts the next chunk
+  std::vector<double> outputs;            // rows x the output columns
+  std::vector<char> formatted;            // CSV output: a slot per row, formatted on the threads
+  std::vector<std::size_t> slot_begin, slot_length;
+};
+
+// The output file: CSV rows formatted on the threads into the slots of their chunk, or
 // .npy values written as they are. Opened before the first row is read, so that an
 // unwritable output fails early.
 class OutputWriter {
@@ -60,24 +73,28 @@ class OutputWriter {
 
   bool csv() const { return !npy_; }
 
-  // CSV: reserve a slot per row of at most `copied_bytes[row]` bytes of copied text.
+  // Sizes a chunk's outputs; for CSV a slot per row of at most `copied_bytes(row)` bytes of
+  // copied text.
   template <class CopiedBytes>
-  void prepare_slots(std::size_t rows, CopiedBytes&& copied_bytes) {
-    slot_begin_.resize(rows + 1);
-    slot_length_.assign(rows, 0);
+  void prepare(Chunk& chunk, CopiedBytes&& copied_bytes) const {
+    chunk.outputs.resize(chunk.rows * width_);
+    if (npy_) return;
+    chunk.slot_begin.resize(chunk.rows + 1);
+    chunk.slot_length.assign(chunk.rows, 0);
     std::size_t offset = 0;
-    for (std::size_t row = 0; row < rows; ++row) {
-      slot_begin_[row] = offset;
+    for (std::size_t row = 0; row < chunk.rows; ++row) {
+      chunk.slot_begin[row] = offset;
       offset += copied_bytes(row) + width_ * (csv::max_number_chars + 1) + 2;
     }
-    slot_begin_[rows] = offset;
-    if (text_.size() < offset) text_.resize(offset);
+    chunk.slot_begin[chunk.rows] = offset;
+    if (chunk.formatted.size() < offset) chunk.formatted.resize(offset);
   }
 
   // Formats one CSV row (copied fields first) into its slot; called on the threads.
   template <class Copied>
-  void format_row(std::size_t row, const Copied& copied, const double* values) {
-    char* const begin = text_.data() + slot_begin_[row];
+  void format_row(Chunk& chunk, std::size_t row, const Copied& copied) const {
+    const double* values = chunk.outputs.data() + row * width_;
+    char* const begin = chunk.formatted.data() + chunk.slot_begin[row];
     char* out = begin;
     bool first = true;
     for (const std::string_view field : copied) {
@@ -92,22 +109,23 @@ class OutputWriter {
       first = false;
     }
     *out++ = '\n';
-    slot_length_[row] = static_cast<std::size_t>(out - begin);
+    chunk.slot_length[row] = static_cast<std::size_t>(out - begin);
   }
 
-  void write_chunk(std::size_t rows, const double* values) {
+  void write(Chunk& chunk) {
     auto& out = file_.stream();
     if (npy_) {
-      out.write(reinterpret_cast<const char*>(values), static_cast<std::streamsize>(rows * width_ * sizeof(double)));
+      out.write(reinterpret_cast<const char*>(chunk.outputs.data()),
+                static_cast<std::streamsize>(chunk.rows * width_ * sizeof(double)));
     } else {
       std::size_t end = 0;  // compacts the slots in place, then writes once
-      for (std::size_t row = 0; row < rows; ++row) {
-        std::memmove(text_.data() + end, text_.data() + slot_begin_[row], slot_length_[row]);
-        end += slot_length_[row];
+      for (std::size_t row = 0; row < chunk.rows; ++row) {
+        std::memmove(chunk.formatted.data() + end, chunk.formatted.data() + chunk.slot_begin[row], chunk.slot_length[row]);
+        end += chunk.slot_length[row];
       }
-      out.write(text_.data(), static_cast<std::streamsize>(end));
+      out.write(chunk.formatted.data(), static_cast<std::streamsize>(end));
     }
-    rows_ += rows;
+    rows_ += chunk.rows;
     file_.check();
   }
 
@@ -125,16 +143,36 @@ class OutputWriter {
   bool npy_;
   std::size_t width_;
   std::size_t rows_ = 0;
-  std::vector<char> text_;
-  std::vector<std::size_t> slot_begin_, slot_length_;
 };
+
+// Runs the chunks through the threads: `fill(next, current)` reads the chunk after `current`
+// (nullptr: the first) and returns false when the file has no more rows; `evaluate(chunk,
+// alongside)` runs a chunk's rows with batch.for_each_row; `rows_done` counts the rows.
+template <class Fill, class Evaluate>
+void run_chunks(OutputWriter& output, std::size_t& rows_done, Fill&& fill, Evaluate&& evaluate) {
+  std::array<Chunk, 2> chunks;
+  if (!fill(chunks[0], nullptr)) return;
+  std::size_t k = 0;
+  for (bool more = true; more; ++k) {
+    Chunk& current = chunks[k % 2];
+    Chunk& other = chunks[(k + 1) % 2];  // chunk k-1, then chunk k+1
+    more = false;
+    evaluate(current, [&] {
+      if (k > 0) output.write(other);
+      more = fill(other, &current);
+    });
+    rows_done += current.rows;
+  }
+  output.write(chunks[(k - 1) % 2]);
+}
 
 [[noreturn]] void not_finite(const std::string& column, std::string_view text) {
   throw ConfigError("column '" + column + "': '" + std::string(text) + "' is not a finite number");
 }
 
 FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path& states_path,
-                            const std::filesystem::path& output_path, const std::string& algorithm) {
+                            const std::filesystem::path& output_path, const std::string& algorithm,
+                            const FileChunks& sizes) {
   const std::string states = states_path.string();
   const auto& inputs = batch.input_columns();
   const std::size_t width = inputs.size(), out_width = batch.output_count();
@@ -149,43 +187,47 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
 
   OutputWriter output(output_path, {}, batch.output_columns());
   FileEvaluation result;
-  std::vector<double> values, outputs, column;
   const auto where = [&] { return "after " + std::to_string(result.rows) + " state(s) of " + states; };
-  for (std::size_t start = 0; start < header.rows; start += npy_chunk_rows) {
+  const std::size_t chunk_rows = std::max<std::size_t>(1, sizes.npy_rows);
+  std::vector<double> column;
+  const auto fill = [&](Chunk& chunk, const Chunk* before) {
     throw_if_interrupted(where);
-    const std::size_t rows = std::min(npy_chunk_rows, header.rows - start);
-    values.resize(rows * width);
+    const std::size_t start = before ? before->first_row + before->rows : 0;
+    if (start >= header.rows) return false;
+    chunk.first_row = start;
+    chunk.rows = std::min(chunk_rows, header.rows - start);
+    chunk.values.resize(chunk.rows * width);
     if (!header.fortran_order) {
       in.seekg(static_cast<std::streamoff>(header.data_offset + 8 * start * width));
-      in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * 8));
+      in.read(reinterpret_cast<char*>(chunk.values.data()), static_cast<std::streamsize>(chunk.values.size() * 8));
     } else {  // column after column: gather this chunk's part of every column
-      column.resize(rows);
+      column.resize(chunk.rows);
       for (std::size_t c = 0; c < width && in; ++c) {
         in.seekg(static_cast<std::streamoff>(header.data_offset + 8 * (c * header.rows + start)));
-        in.read(reinterpret_cast<char*>(column.data()), static_cast<std::streamsize>(rows * 8));
-        for (std::size_t r = 0; r < rows; ++r) values[r * width + c] = column[r];
+        in.read(reinterpret_cast<char*>(column.data()), static_cast<std::streamsize>(chunk.rows * 8));
+        for (std::size_t r = 0; r < chunk.rows; ++r) chunk.values[r * width + c] = column[r];
       }
     }
     if (!in) throw Error(states + ": read error");
-    outputs.resize(rows * out_width);
-    if (output.csv()) output.prepare_slots(rows, [](std::size_t) { return 0; });
+    output.prepare(chunk, [](std::size_t) { return 0; });
+    return true;
+  };
+  const auto evaluate = [&](Chunk& chunk, const std::function<void()>& alongside) {
     BatchMessages messages;
-    messages.row_prefix = [&](std::size_t row) { return states + ": row " + std::to_string(start + row) + ": "; };
+    messages.row_prefix = [&](std::size_t row) { return states + ": row " + std::to_string(chunk.first_row + row) + ": "; };
     messages.interrupted_where = [&](std::size_t) { return where(); };
     batch.for_each_row(
-        rows,
+        chunk.rows,
         [&](BatchEvaluator& evaluator, unsigned, std::size_t row) {
-          const double* state = values.data() + row * width;
+          const double* state = chunk.values.data() + row * width;
           for (std::size_t c = 0; c < width; ++c)
             if (!std::isfinite(state[c])) not_finite(inputs[c], std::isnan(state[c]) ? "nan" : state[c] > 0 ? "inf" : "-inf");
-          double* out = outputs.data() + row * out_width;
-          evaluator.evaluate(state, out);
-          if (output.csv()) output.format_row(row, std::array<std::string_view, 0>{}, out);
+          evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
+          if (output.csv()) output.format_row(chunk, row, std::array<std::string_view, 0>{});
         },
-        messages);
-    output.write_chunk(rows, outputs.data());
-    result.rows += rows;
-  }
+        messages, alongside);
+  };
+  run_chunks(output, result.rows, fill, evaluate);
   throw_if_interrupted(where);
   output.commit();
   return result;
@@ -194,7 +236,8 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
 // Reads a file (or FIFO) in large pieces; returns false at its end.
 class FileReader {
  public:
-  explicit FileReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  FileReader(const std::string& path, std::size_t read_size)
+      : path_(path), read_size_(std::max<std::size_t>(1, read_size)), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
     if (fd_ < 0) throw Error(path + ": cannot read the states file");
   }
   ~FileReader() { ::close(fd_); }
@@ -204,9 +247,9 @@ class FileReader {
   // Appends up to read_size bytes to `buffer`.
   bool append_to(std::string& buffer) {
     const std::size_t old = buffer.size();
-    buffer.resize(old + read_size);
+    buffer.resize(old + read_size_);
     ssize_t count;
-    do count = ::read(fd_, buffer.data() + old, read_size);
+    do count = ::read(fd_, buffer.data() + old, read_size_);
     while (count < 0 && errno == EINTR && !pending_interrupt());
     if (count < 0) {
       const int error = errno;
@@ -220,31 +263,44 @@ class FileReader {
 
  private:
   std::string path_;
+  std::size_t read_size_;
   int fd_;
 };
 
+// A worker's scratch for parsing a CSV row, on cache lines of its own: the vectors change
+// with every field, so the objects are aligned and their buffers end in 64 unused bytes
+// (two workers writing one cache line would pass it back and forth on every row).
+struct alignas(64) CsvScratch {
+  std::vector<std::string_view> fields, copied;
+  std::vector<double> state;
+
+  CsvScratch(std::size_t field_count, std::size_t copied_count, std::size_t width) {
+    constexpr std::size_t pad = 64;
+    fields.reserve(field_count + 1 + pad / sizeof(std::string_view));
+    copied.reserve(copied_count + pad / sizeof(std::string_view));
+    state.reserve(width + pad / sizeof(double));
+    state.resize(width);
+  }
+};
+
 FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path& states_path,
-                            const std::filesystem::path& output_path, const std::string& algorithm) {
+                            const std::filesystem::path& output_path, const std::string& algorithm,
+                            const FileChunks& sizes) {
   const std::string states = states_path.string();
   const auto& inputs = batch.input_columns();
   const std::size_t width = inputs.size(), out_width = batch.output_count();
-  FileReader reader(states);
+  FileReader reader(states, sizes.csv_bytes);
   FileEvaluation result;
   const auto where = [&] { return "after " + std::to_string(result.rows) + " state(s) of " + states; };
-
-  std::string buffer;
-  std::size_t consumed = 0;  // bytes of `buffer` already taken into records
-  bool more = true;
-  const auto read_more = [&] {
-    buffer.erase(0, consumed);
-    consumed = 0;
-    more = reader.append_to(buffer);
-    throw_if_interrupted(where);
-  };
+  bool more = true;  // the file has more to read
 
   // The header: the first record, its fields unquoted (RFC 4180).
+  std::string buffer;
   std::size_t breaks = 0, end;
-  while ((end = csv::record_end(buffer, breaks)) == std::string::npos && more) read_more();
+  while ((end = csv::record_end(buffer, breaks)) == std::string::npos && more) {
+    more = reader.append_to(buffer);
+    throw_if_interrupted(where);
+  }
   if (buffer.empty()) throw ConfigError(states + ":1: the file is empty; expected a header row");
   if (end == std::string::npos) end = buffer.size();
   const std::size_t bom = buffer.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
@@ -276,68 +332,73 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
   OutputWriter output(output_path, copied_header, batch.output_columns());
   if (!output.csv()) result.dropped_columns.assign(copied_header.begin(), copied_header.end());
   std::size_t line = 2 + breaks;  // the line the next record starts on
-  consumed = std::min(buffer.size(), end + 1);
+  buffer.erase(0, std::min(buffer.size(), end + 1));
 
-  std::vector<std::string_view> records;
-  std::vector<std::size_t> lines;
-  std::vector<double> values, outputs;
-  std::vector<std::vector<std::string_view>> split(std::max(1u, batch.threads()));
-  std::vector<std::vector<std::string_view>> copied_fields(split.size());
-  for (auto& list : split) list.reserve(fields + 1);
-  for (auto& list : copied_fields) list.reserve(copied.size());
-  for (;;) {
-    // Every complete record in the buffer (the last one also at the end of the file).
-    records.clear();
-    lines.clear();
-    while (consumed < buffer.size()) {
-      const std::string_view rest = std::string_view(buffer).substr(consumed);
-      std::size_t record_length = csv::record_end(rest, breaks);
-      if (record_length == std::string_view::npos) {
-        if (more) break;  // read on for the rest of it
-        record_length = rest.size();
+  // The next chunk: the rest of the one before, then more of the file, until it holds a
+  // complete record (or the file ends); every complete record in it is taken.
+  const auto fill = [&](Chunk& chunk, const Chunk* before) {
+    if (before) chunk.text.assign(before->text, before->consumed);
+    else chunk.text.swap(buffer);
+    chunk.records.clear();
+    chunk.lines.clear();
+    std::size_t consumed = 0;
+    for (bool first = true;; first = false) {
+      if (more && (before || !first)) {  // (the first chunk starts with what the header read left)
+        more = reader.append_to(chunk.text);
+        throw_if_interrupted(where);
       }
-      const std::string_view record = rest.substr(0, record_length);
-      if (!csv::is_blank(record)) {
-        records.push_back(record);
-        lines.push_back(line);
+      while (consumed < chunk.text.size()) {
+        const std::string_view rest = std::string_view(chunk.text).substr(consumed);
+        std::size_t record_length = csv::record_end(rest, breaks);
+        if (record_length == std::string_view::npos) {
+          if (more) break;  // read on for the rest of it
+          record_length = rest.size();
+        }
+        const std::string_view record = rest.substr(0, record_length);
+        if (!csv::is_blank(record)) {
+          chunk.records.push_back(record);
+          chunk.lines.push_back(line);
+        }
+        line += 1 + breaks;
+        consumed += std::min(rest.size(), record_length + 1);
       }
-      line += 1 + breaks;
-      consumed += std::min(rest.size(), record_length + 1);
+      if (!chunk.records.empty() || !more) break;
+      chunk.text.erase(0, consumed);  // blank lines only, or a record longer than one read
+      consumed = 0;
     }
-    const std::size_t rows = records.size();
-    if (rows > 0) {
-      values.resize(rows * width);
-      outputs.resize(rows * out_width);
-      if (output.csv()) output.prepare_slots(rows, [&](std::size_t row) { return records[row].size(); });
-      BatchMessages messages;
-      messages.row_prefix = [&](std::size_t row) { return states + ":" + std::to_string(lines[row]) + ": "; };
-      messages.interrupted_where = [&](std::size_t) { return where(); };
-      batch.for_each_row(
-          rows,
-          [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
-            auto& field = split[worker];
-            csv::split_record(records[row], field);
-            if (field.size() != fields)
-              throw ConfigError(std::to_string(field.size()) + " fields, the header has " + std::to_string(fields));
-            double* state = values.data() + row * width;
-            for (std::size_t i = 0; i < width; ++i)
-              if (!csv::parse_finite(field[input_index[i]], state[i])) not_finite(inputs[i], field[input_index[i]]);
-            double* out = outputs.data() + row * out_width;
-            evaluator.evaluate(state, out);
-            if (output.csv()) {
-              auto& kept = copied_fields[worker];
-              kept.clear();
-              for (const std::size_t c : copied) kept.push_back(field[c]);
-              output.format_row(row, kept, out);
-            }
-          },
-          messages);
-      output.write_chunk(rows, outputs.data());
-      result.rows += rows;
-    }
-    if (!more && consumed >= buffer.size()) break;
-    read_more();
-  }
+    chunk.consumed = consumed;
+    chunk.rows = chunk.records.size();
+    output.prepare(chunk, [&](std::size_t row) { return chunk.records[row].size(); });
+    return chunk.rows > 0;
+  };
+
+  std::vector<CsvScratch> scratch;
+  scratch.reserve(std::max(1u, batch.threads()));
+  for (unsigned worker = 0; worker < std::max(1u, batch.threads()); ++worker) scratch.emplace_back(fields, copied.size(), width);
+  const auto evaluate = [&](Chunk& chunk, const std::function<void()>& alongside) {
+    BatchMessages messages;
+    messages.row_prefix = [&](std::size_t row) { return states + ":" + std::to_string(chunk.lines[row]) + ": "; };
+    messages.interrupted_where = [&](std::size_t) { return where(); };
+    batch.for_each_row(
+        chunk.rows,
+        [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
+          CsvScratch& own = scratch[worker];
+          csv::split_record(chunk.records[row], own.fields);
+          if (own.fields.size() != fields)
+            throw ConfigError(std::to_string(own.fields.size()) + " fields, the header has " + std::to_string(fields));
+          double* state = own.state.data();
+          for (std::size_t i = 0; i < width; ++i)
+            if (!csv::parse_finite(own.fields[input_index[i]], state[i])) not_finite(inputs[i], own.fields[input_index[i]]);
+          evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
+          if (output.csv()) {
+            own.copied.clear();
+            for (const std::size_t c : copied) own.copied.push_back(own.fields[c]);
+            output.format_row(chunk, row, own.copied);
+          }
+        },
+        messages, alongside);
+  };
+  run_chunks(output, result.rows, fill, evaluate);
   throw_if_interrupted(where);
   output.commit();
   return result;
@@ -346,8 +407,10 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
 }  // namespace
 
 FileEvaluation evaluate_file(BatchEvaluation& batch, const std::filesystem::path& states,
-                             const std::filesystem::path& output, const std::string& algorithm) {
-  return is_npy_path(states) ? evaluate_npy(batch, states, output, algorithm) : evaluate_csv(batch, states, output, algorithm);
+                             const std::filesystem::path& output, const std::string& algorithm,
+                             const FileChunks& chunks) {
+  return is_npy_path(states) ? evaluate_npy(batch, states, output, algorithm, chunks)
+                             : evaluate_csv(batch, states, output, algorithm, chunks);
 }
 
 }  // namespace liembs

@@ -44,8 +44,12 @@ struct BatchMessages {
 // after a failure may or may not have run. Between blocks a pending SIGINT/SIGTERM stops
 // every thread and throws Interrupted. Returns the number of threads used (fewer for small
 // batches: at least min_rows_per_thread rows each).
+// `alongside`, if given, runs once on the calling thread before it takes rows, while the
+// other threads start on them (liembs eval writes the previous chunk of a file and reads
+// the next one there). Its exception is rethrown after the rows have run, unless a row
+// failed or a signal stopped them (those are thrown first).
 unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<void(unsigned worker, std::size_t row)>& work,
-                      const BatchMessages& messages = {});
+                      const BatchMessages& messages = {}, const std::function<void()>& alongside = {});
 
 inline constexpr std::size_t min_rows_per_thread = 256;
 
@@ -77,10 +81,11 @@ class BatchEvaluation {
   void evaluate(std::span<const double> inputs, std::span<double> outputs, const BatchMessages& messages = {});
 
   // The general form: work(evaluator, worker, row) on the threads, each with its own
-  // evaluator, for readers that also parse and format rows in the threads (liembs eval).
+  // evaluator, for readers that also parse and format rows in the threads (liembs eval);
+  // `alongside` as for the free function.
   void for_each_row(std::size_t rows,
                     const std::function<void(BatchEvaluator& evaluator, unsigned worker, std::size_t row)>& work,
-                    const BatchMessages& messages = {});
+                    const BatchMessages& messages = {}, const std::function<void()>& alongside = {});
 
  private:
   void bind_evaluators(unsigned count);

@@ -4,7 +4,8 @@
 // array (rows x the input columns, in their documented order), evaluated by a
 // BatchEvaluation on its threads, written to a CSV or .npy file (chosen by the file name's
 // extension) that appears only if every row succeeds. Parsing and formatting run on the
-// threads too; the file is read and written in chunks, so memory stays bounded.
+// threads too; the file is read and written in chunks, so memory stays bounded, and while
+// the threads evaluate one chunk, one of them writes the chunk before and reads the next.
 //
 // Errors name the file, the line (CSV) or row (.npy, counted from 0 as NumPy does) and the
 // column; the first bad row of the file is the one reported, whatever the thread count.
@@ -22,9 +23,17 @@ struct FileEvaluation {
   std::vector<std::string> dropped_columns;  // CSV columns not copied (a .npy output holds the outputs only)
 };
 
+// The size of the chunks a file is read in (the defaults suit any file; tests make them
+// small to cross many chunk boundaries). The results do not depend on them.
+struct FileChunks {
+  std::size_t csv_bytes = std::size_t{1} << 20;  // CSV read at a time (a longer record is read whole)
+  std::size_t npy_rows = 8192;                   // rows of a .npy file at a time
+};
+
 // `algorithm` names the algorithm in messages about missing columns.
 FileEvaluation evaluate_file(BatchEvaluation& batch, const std::filesystem::path& states,
-                             const std::filesystem::path& output, const std::string& algorithm);
+                             const std::filesystem::path& output, const std::string& algorithm,
+                             const FileChunks& chunks = {});
 
 // Whether a path names a .npy file (by its extension, any case).
 bool is_npy_path(const std::filesystem::path& path);
