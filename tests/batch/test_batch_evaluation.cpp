@@ -174,7 +174,7 @@ TEST_CASE("every row runs exactly once, on at most the threads asked for", "[bat
   CHECK(available_cores() >= 1);
 }
 
-TEST_CASE("work alongside the rows runs once on the calling thread; a row's error comes first", "[batch]") {
+TEST_CASE("work alongside the rows runs once on the calling thread, a row's error comes first", "[batch]") {
   for (unsigned threads : {1u, 2u, 3u}) {
     INFO(threads << " threads");
     for (const std::size_t rows : {std::size_t{0}, std::size_t{10}, std::size_t{5000}}) {
