@@ -3,7 +3,13 @@
 // "Benchmarks"). Runs are loaded from the TOML files in configs/ and timed as whole runs
 // (execute_run, no output folder), as `liembs run` would do them.
 //
-//   bench-integrators [--target ERROR] [--horizon SECONDS] [--show-ladder] [Google Benchmark options]
+//   bench-integrators [--target ERROR] [--horizon SECONDS] [--show-ladder] [--newton-matrices]
+//                     [Google Benchmark options]
+//
+// --newton-matrices compares instead the implicit integrators (generalized-alpha, ida, bdf of
+// order 2) with their Newton matrices from analytic derivatives and from finite differences
+// (newton_derivatives = "finite-differences"; "-fd" rows), on the absolute-coordinate
+// four-bar and paper 004's four link (docs/newton-matrices.md).
 //
 // Matched accuracy: for every row (example, formulation, group) a reference final state is
 // computed with rkmk rk4 at a small step (its own error estimated against twice that step).
@@ -39,6 +45,7 @@ namespace {
 double target_error = 1e-6;  // final-pose error every integrator must reach
 double horizon_override = 0.0;  // --horizon: simulated seconds of every row (0: each row's own)
 bool show_ladder = false;    // print every rung's error while calibrating
+bool newton_matrices = false;  // --newton-matrices: the implicit integrators, analytic against differenced
 
 // Reference solution: rkmk rk4 at this step, checked against twice the step.
 constexpr double reference_step = 2e-5;
@@ -64,6 +71,9 @@ struct IntegratorChoice {
   std::string name;
   Control control;
   std::vector<double> ladder;  // coarse to fine
+  std::vector<std::string> options = {};  // further integrator settings
+  std::string label = {};                 // the table's name when not `name`
+  const std::string& shown() const { return label.empty() ? name : label; }
 };
 
 std::string toml_number(double x) {
@@ -84,6 +94,7 @@ std::string short_number(double x, int digits = 2) {
 std::vector<std::string> integrator_settings(const IntegratorChoice& integrator, double rung, double horizon) {
   std::vector<std::string> settings{"integrator.name=" + integrator.name,
                                     "simulation.end_time=" + toml_number(horizon)};
+  settings.insert(settings.end(), integrator.options.begin(), integrator.options.end());
   if (integrator.control == Control::step_size) {
     settings.push_back("simulation.step_size=" + toml_number(rung));
   } else {
@@ -141,10 +152,22 @@ const IntegratorChoice generalized_alpha{
     {5e-2, 2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6}};
 const IntegratorChoice ida{
     "ida", Control::relative_tolerance, {1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12}};
-const IntegratorChoice* const integrators[] = {&rkmk, &generalized_alpha, &ida};
+const std::vector<const IntegratorChoice*> all_integrators = {&rkmk, &generalized_alpha, &ida};
+
+// --newton-matrices: analytic against differenced Newton matrices.
+const std::string differences = "integrator.newton_derivatives=finite-differences";
+const IntegratorChoice generalized_alpha_fd{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
+                                            {differences}, "generalized-alpha-fd"};
+const IntegratorChoice ida_fd{"ida", Control::relative_tolerance, ida.ladder, {differences}, "ida-fd"};
+const std::vector<double> bdf_ladder{1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5};
+const IntegratorChoice bdf{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2"}, "bdf2"};
+const IntegratorChoice bdf_fd{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2", differences}, "bdf2-fd"};
+const std::vector<const IntegratorChoice*> newton_matrix_integrators = {&generalized_alpha, &generalized_alpha_fd, &ida,
+                                                                        &ida_fd, &bdf, &bdf_fd};
+std::vector<const IntegratorChoice*> integrators = all_integrators;
 
 std::string benchmark_name(const Row& row, const IntegratorChoice& integrator) {
-  return row.key() + "/" + integrator.name;
+  return row.key() + "/" + integrator.shown();
 }
 
 struct Reference {
@@ -244,6 +267,9 @@ void time_integrator(benchmark::State& bench, const Row& row, const IntegratorCh
   bench.counters["error"] = error;
   if (outcome.newton_iterations > 0)
     bench.counters["newton_per_step"] = static_cast<double>(outcome.newton_iterations) / outcome.steps;
+  bench.counters["cpu_per_step"] = benchmark::Counter(static_cast<double>(outcome.steps),
+                                                      benchmark::Counter::kIsIterationInvariantRate |
+                                                          benchmark::Counter::kInvert);
   bench.counters[integrator.control == Control::step_size ? "h" : "rtol"] = calibration.rung;
   if (!calibration.reached) bench.SetLabel("target not reached");
 }
@@ -271,8 +297,17 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, std::vector<double>> repetitions;
 };
 
-std::vector<Row> rows() {
+std::vector<Row> rows(bool newton_matrices) {
   std::vector<Row> result;
+  if (newton_matrices) {
+    for (const char* group : {"SE3", "SO3xR3"})
+      result.push_back({"four-bar-spatial", std::string("absolute ") + group, "four-bar/spatial.toml",
+                        {"algorithm.name=newton-euler", std::string("group.name=") + group}});
+    for (const char* group : {"SO3xR3", "euler-parameters"})
+      result.push_back({"four-link (004)", std::string("absolute ") + group, "paper-004/four-link.toml",
+                        {"algorithm.name=newton-euler", std::string("group.name=") + group}});
+    return result;
+  }
   for (const char* example : {"heavy-top", "spherical-double-pendulum", "floating-bodies", "spherical-three-bar"}) {
     // The double pendulum whips (body 2 starts at |omega| = 77 rad/s): its sensitivity to errors
     // grows so fast that a second order method cannot reach the target over 1 s in reasonable time.
@@ -297,9 +332,9 @@ void print_table(const std::vector<Row>& table_rows, const RecordingReporter& re
   std::cout << "\nMatched accuracy: final-pose error < " << short_number(target_error)
             << " at the end time against rkmk rk4 at h = " << short_number(reference_step)
             << " s. Cost: CPU time per simulated second (median of the repetitions).\n\n"
-            << "| example | formulation | end time | integrator | h or rtol | error | steps | ms / simulated s "
-               "| / cheapest |\n"
-            << "|---|---|---|---|---|---|---|---|---|\n";
+            << "| example | formulation | end time | integrator | h or rtol | error | steps | µs / step "
+               "| ms / simulated s | / cheapest |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : table_rows) {
     double cheapest = 1e300;
     for (const auto* integrator : integrators) {
@@ -314,9 +349,10 @@ void print_table(const std::vector<Row>& table_rows, const RecordingReporter& re
       const Calibration& c = calibration->second;
       const double ms_per_simulated_second = seconds * 1e3 / row.horizon();
       std::cout << "| " << row.example << " | " << row.formulation << " | " << short_number(row.horizon()) << " s | "
-                << integrator->name << " | "
+                << integrator->shown() << " | "
                 << (integrator->control == Control::step_size ? "h = " : "rtol = ") << short_number(c.rung) << " | "
                 << short_number(c.error) << (c.reached ? "" : " (target not reached)") << " | " << c.steps << " | "
+                << std::fixed << std::setprecision(1) << seconds * 1e6 / static_cast<double>(c.steps) << " | "
                 << std::fixed << std::setprecision(ms_per_simulated_second < 10 ? 2 : 1) << ms_per_simulated_second
                 << " | " << std::setprecision(2) << seconds / cheapest << " |\n"
                 << std::defaultfloat;
@@ -351,13 +387,15 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--target") == 0 && i + 1 < argc) target_error = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--horizon") == 0 && i + 1 < argc) horizon_override = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--show-ladder") == 0) show_ladder = true;
+    else if (std::strcmp(argv[i], "--newton-matrices") == 0) newton_matrices = true;
     else arguments.push_back(argv[i]);
   }
   if (!(target_error > 0) || horizon_override < 0) {
     std::cerr << "bench-integrators: --target and --horizon must be positive\n";
     return 1;
   }
-  const std::vector<Row> table_rows = rows();
+  if (newton_matrices) integrators = newton_matrix_integrators;
+  const std::vector<Row> table_rows = rows(newton_matrices);
   try {
     plugin_registry();
   } catch (const std::exception& error) {

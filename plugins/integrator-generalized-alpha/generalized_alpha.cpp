@@ -20,10 +20,14 @@
 // independent implementation of the same scheme did too.
 // A_{n+1} is found by Newton's method; an ODE (no constraints) is solved as
 // A - F(q, V, t) = 0 with F the velocity rates, i.e. M = 1, Q = F and no constraints.
+// The iteration matrix takes C, K and P from the formulation's analytic derivatives where it
+// gives them, by finite differences otherwise or on request ([integrator] newton_derivatives,
+// NewtonDerivatives; docs/newton-matrices.md).
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/motion_equations.hpp>
+#include <liembs/sim/newton_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
 
 #include <Eigen/LU>
@@ -69,6 +73,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
                    : ConstraintLevel::index2_stabilized),
         tolerance_(options.number_or("newton_tolerance", 1e-10, Range::positive())),
         max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 20, 1, 1000))),
+        derivatives_(read_derivative_method(options)),
         reuse_iteration_matrix_(options.boolean_or("reuse_iteration_matrix", true)) {}
 
   std::string description() const override {
@@ -79,14 +84,19 @@ class GeneralizedAlphaIntegrator final : public Integrator {
         << ", gamma = " << format_number(parameters_.gamma, "%.4g")
         << ", beta = " << format_number(parameters_.beta, "%.4g") << "), constraints "
         << (level_ == ConstraintLevel::index3 ? "index3" : "index2-stabilized") << ", Newton tolerance "
-        << tolerance_ << (reuse_iteration_matrix_ ? ", iteration matrix reused across steps" : "");
+        << tolerance_ << (reuse_iteration_matrix_ ? ", iteration matrix reused across steps" : "")
+        << ", Newton matrix "
+        << (derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
+            : derivatives_.method() == DerivativeMethod::analytic          ? "analytic"
+                                                                           : "analytic where available");
     return out.str();
   }
   int order() const override { return 2; }
   std::vector<std::pair<std::string, double>> statistics() const override {
     return {{"steps", static_cast<double>(steps_)},
             {"newton_iterations", static_cast<double>(newton_iterations_)},
-            {"jacobian_evaluations", static_cast<double>(jacobian_evaluations_)}};
+            {"jacobian_evaluations", static_cast<double>(jacobian_evaluations_)},
+            {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
   void start(const StateSpace& space, const State& initial) override {
@@ -95,6 +105,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     has_history_ = false;  // a_0 = A_0 needs the dynamics: set at the first step
     matrix_step_size_ = 0.0;  // no iteration matrix yet
     steps_ = newton_iterations_ = jacobian_evaluations_ = 0;
+    derivatives_.reset();
   }
 
   // The history (A_n, a_n) is in the old chart's coordinates: restart from the index-1 solve.
@@ -121,6 +132,9 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       throw SimulationError("generalized-alpha: the initial accelerations at t = " + format_number(state.time) +
                             " s are not finite");
     pseudo_acceleration_ = acceleration_;
+    const unsigned needed = derivatives_needed(equations);
+    derivatives_.require(equations, needed, "generalized-alpha");
+    analytic_ = derivatives_.analytic_parts(equations, needed) == needed;
     correction_jacobian_ = terms_.jacobian;  // J(q_0), the direction of the index-2 correction
     has_history_ = true;
     history_time_ = state.time;
@@ -172,10 +186,17 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     return residual_.allFinite() ? scaled : std::numeric_limits<double>::quiet_NaN();
   }
 
+  // C, K and for index 2 P, the derivatives the iteration matrix needs.
+  unsigned derivatives_needed(const MotionEquations& equations) const {
+    const bool index2 = level_ == ConstraintLevel::index2_stabilized && equations.constraint_count() > 0;
+    return dae::damping | dae::stiffness | (index2 ? dae::velocity_constraint : 0u);
+  }
+
   // The iteration matrix at the trial state (terms_ hold M, Q, J there). Derivatives of
-  // M A + J^T lambda - Q along the retraction (K) and of -Q w.r.t. V (C) by forward
-  // differences, and for index 2 of J V - nu along the retraction (P); the tangent operator of
-  // exp is replaced by the identity (error O(h), it only slows the iteration down):
+  // M A + J^T lambda - Q along the retraction (K), of -Q w.r.t. V (C), and for index 2 of
+  // J V - nu along the retraction (P), analytic where the formulation gives them and by
+  // differences otherwise (NewtonDerivatives); the tangent operator of exp is replaced by the
+  // identity (error O(h), it only slows the iteration down):
   //   [[M + gamma' C + beta' K,     J^T,  beta h^2 K J_n^T      ],
   //    [J c,                        0,    J J_n^T               ],   (g / (beta h^2))
   //    [J c + (beta h c/gamma) P,   0,    (beta h/gamma) P J_n^T]]   (J V / (gamma h), index 2)
@@ -184,50 +205,26 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     const AlphaParameters& p = parameters_;
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
     const Eigen::Index size = residual_.size();
-    const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
-    const auto joint_offset = static_cast<Eigen::Index>(space.body_velocity_dimension());
-
     const bool index2 = level_ == ConstraintLevel::index2_stabilized && m > 0;
-    stiffness_.resize(n, n);
-    damping_.resize(n, n);
-    if (index2) {
-      velocity_constraint_derivative_.resize(m, n);
-      velocity_violation(terms_, trial_.velocities, velocity_violation_);
-    }
-    perturbation_.setZero(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const double step = i >= joint_offset ? root_eps * std::max(1.0, std::abs(trial_.coordinates(i - joint_offset)))
-                                            : root_eps;
-      evaluate_retracted(space, equations, trial_, i, step, perturbation_, perturbed_, perturbed_terms_,
-                         dae::mass | dae::forces | dae::jacobian | (index2 ? dae::velocity_rhs : 0u));
-      dynamic_residual(perturbed_terms_, unknown_acceleration_, unknown_multipliers_, column_);
-      stiffness_.col(i) = (column_ - dynamic_residual_) / step;
-      if (index2) {
-        velocity_violation(perturbed_terms_, trial_.velocities, perturbed_violation_);
-        velocity_constraint_derivative_.col(i) = (perturbed_violation_ - velocity_violation_) / step;
-      }
-    }
-    for (Eigen::Index i = 0; i < n; ++i) {
-      perturbed_ = trial_;
-      const double step = root_eps * std::max(1.0, std::abs(trial_.velocities(i)));
-      perturbed_.velocities(i) += step;
-      equations.evaluate(perturbed_, perturbed_terms_, dae::forces);
-      damping_.col(i) = (terms_.forces - perturbed_terms_.forces) / step;
-    }
+    derivatives_.evaluate(space, equations, trial_, terms_, unknown_acceleration_, unknown_multipliers_, derivative_values_,
+                          derivatives_needed(equations));
+    const Eigen::MatrixXd& damping = derivative_values_.damping;
+    const Eigen::MatrixXd& stiffness = derivative_values_.stiffness;
+    const Eigen::MatrixXd& velocity_constraint = derivative_values_.velocity_constraint;
 
     const double c = acceleration_weight_;
     iteration_matrix_.setZero(size, size);
-    iteration_matrix_.topLeftCorner(n, n) = terms_.mass + (p.gamma * h * c) * damping_ + (p.beta * h * h * c) * stiffness_;
+    iteration_matrix_.topLeftCorner(n, n) = terms_.mass + (p.gamma * h * c) * damping + (p.beta * h * h * c) * stiffness;
     if (m > 0) {
       iteration_matrix_.block(0, n, n, m) = terms_.jacobian.transpose();
       iteration_matrix_.block(n, 0, m, n) = c * terms_.jacobian;
       if (index2) {
-        iteration_matrix_.block(0, n + m, n, m) = (p.beta * h * h) * (stiffness_ * correction_jacobian_.transpose());
+        iteration_matrix_.block(0, n + m, n, m) = (p.beta * h * h) * (stiffness * correction_jacobian_.transpose());
         iteration_matrix_.block(n, n + m, m, m) = terms_.jacobian * correction_jacobian_.transpose();
         iteration_matrix_.block(n + m, 0, m, n) =
-            c * terms_.jacobian + (p.beta * h * c / p.gamma) * velocity_constraint_derivative_;
+            c * terms_.jacobian + (p.beta * h * c / p.gamma) * velocity_constraint;
         iteration_matrix_.block(n + m, n + m, m, m) =
-            (p.beta * h / p.gamma) * (velocity_constraint_derivative_ * correction_jacobian_.transpose());
+            (p.beta * h / p.gamma) * (velocity_constraint * correction_jacobian_.transpose());
       }
     }
     factorization_.compute(iteration_matrix_);
@@ -330,11 +327,14 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   Eigen::VectorXd known_pseudo_acceleration_, known_velocity_, known_increment_, next_pseudo_acceleration_;
 
   // Workspaces.
-  State trial_, perturbed_;
-  DaeTerms terms_, perturbed_terms_;
-  Eigen::VectorXd increment_, perturbation_, column_;
-  Eigen::VectorXd residual_, dynamic_residual_, velocity_violation_, perturbed_violation_, newton_step_;
-  Eigen::MatrixXd stiffness_, damping_, velocity_constraint_derivative_, iteration_matrix_;
+  State trial_;
+  DaeTerms terms_;
+  Eigen::VectorXd increment_;
+  Eigen::VectorXd residual_, dynamic_residual_, velocity_violation_, newton_step_;
+  Eigen::MatrixXd iteration_matrix_;
+  NewtonDerivatives derivatives_;
+  DaeDerivatives derivative_values_;
+  bool analytic_ = false;  // C, K (and P) analytic in this run
   Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
 
   long long steps_ = 0, newton_iterations_ = 0, jacobian_evaluations_ = 0;

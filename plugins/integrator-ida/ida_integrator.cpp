@@ -25,10 +25,29 @@
 // small step, so it is done only then, not every step; translations and joint coordinates
 // live in a vector space and never trigger it. The error weights of xi do not depend on the
 // chart (see set_configuration_scale), so a re-base does not change the accuracy demanded.
+//
+// Newton matrix J = dF/dy + c_j dF/dy' (IDASetJacFn): for ggl it is assembled from the
+// formulation's analytic C = -dQ/dV, K = d(M V' + J^T lambda - Q)/d delta and
+// P = d(J V - nu)/d delta along the retraction (NewtonDerivatives; [integrator]
+// newton_derivatives, see docs/newton-matrices.md). With X_ref exp(xi + e) =
+// X_ref exp(xi) exp(dexp_{-xi} e + O(e^2)), a derivative along the retraction at X becomes one
+// in xi through E = dexp_{-xi} = (dexp^-1_{-xi})^-1. Writing D = dexp^-1_{-xi}, w = V + J^T mu:
+//   [[c_j 1 - d(D w)/dxi,  -D,          0,     -D J^T],
+//    [K E,                  C + c_j M,  J^T,    0    ],
+//    [P E,                  J,          0,      0    ],
+//    [J E,                  0,          0,      0    ]]
+// d(D w)/dxi, a derivative of the group's chart map only (no dynamics), is differenced; the
+// term -D d(J^T mu)/dxi is left out (mu = 0 on solutions). Otherwise (index1-projection, the
+// ODE, formulations without analytic derivatives, or newton_derivatives =
+// "finite-differences") IDA differences F itself, one residual per column.
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/motion_equations.hpp>
+#include <liembs/sim/newton_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
+
+#include <Eigen/LU>
 
 #include <ida/ida.h>
 #include <nvector/nvector_serial.h>
@@ -125,6 +144,7 @@ class IdaIntegrator final : public Integrator {
     max_steps_ = static_cast<long>(options.integer_or("max_steps", 100000, 1, 1000000000));
     // Below pi the chart is far from the singularity of dexp^-1 at 2 pi.
     rebase_threshold_ = options.number_or("rebase_threshold", 1.0, {0.0, 3.0, true, false});
+    derivatives_ = NewtonDerivatives(read_derivative_method(options));
   }
 
   std::string description() const override {
@@ -137,7 +157,11 @@ class IdaIntegrator final : public Integrator {
           << (projection_ ? " with projection at output points" : "");
     }
     out << ", rtol " << relative_tolerance_ << ", atol " << absolute_tolerance_ << ", re-base above "
-        << rebase_threshold_ << " rad";
+        << rebase_threshold_ << " rad, Newton matrix "
+        << (bound_ ? (analytic_jacobian_ ? "analytic" : "by finite differences")
+            : derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
+            : derivatives_.method() == DerivativeMethod::analytic           ? "analytic"
+                                                                            : "analytic where available");
     return out.str();
   }
 
@@ -157,7 +181,8 @@ class IdaIntegrator final : public Integrator {
             {"chart_switches", double(chart_switches_)},
             {"reinitializations", double(reinitializations_)},
             {"projections", double(projections_)},
-            {"multiplier_weights_relaxed", relaxed_multipliers_ ? 1.0 : 0.0}};
+            {"multiplier_weights_relaxed", relaxed_multipliers_ ? 1.0 : 0.0},
+            {"analytic_derivatives", analytic_jacobian_ ? 1.0 : 0.0}};
   }
 
   void start(const StateSpace&, const State&) override {
@@ -247,6 +272,7 @@ class IdaIntegrator final : public Integrator {
     n_ = static_cast<Eigen::Index>(space.velocity_dimension());
     m_ = system_ ? system_->constraint_count() : 0;
     formulation_ = m_ > 0 ? constrained_formulation_ : Formulation::ode;
+    choose_jacobian(dynamics);
     const Eigen::Index size = formulation_ == Formulation::ggl ? 2 * n_ + 2 * m_ : 2 * n_ + m_;
     if (!ida_ || size != size_ || formulation_ != solver_formulation_) create_solver(size);
     solver_formulation_ = formulation_;
@@ -374,6 +400,8 @@ class IdaIntegrator final : public Integrator {
       check(IDAReInit(ida_.get(), state.time, y_.get(), yp_.get()), "IDAReInit");
       ++reinitializations_;
     }
+    // nullptr: IDA's own difference quotients.
+    check(IDASetJacFn(ida_.get(), analytic_jacobian_ ? &IdaIntegrator::jacobian_callback : nullptr), "IDASetJacFn");
     check(IDASetInitStep(ida_.get(), first_step), "IDASetInitStep");
   }
 
@@ -518,6 +546,88 @@ class IdaIntegrator final : public Integrator {
     }
   }
 
+  // The Newton matrix from analytic derivatives (ggl) when the formulation gives C, K and P and
+  // the run does not ask for differences; newton_derivatives = "analytic" where that is not
+  // possible is an error.
+  void choose_jacobian(ForwardDynamics& dynamics) {
+    constexpr unsigned needed = dae::damping | dae::stiffness | dae::velocity_constraint;
+    MotionEquations equations(dynamics, n_);
+    derivatives_.reset();
+    if (derivatives_.method() == DerivativeMethod::analytic && formulation_ == Formulation::index1_projection)
+      throw SimulationError(
+          "ida: integrator.newton_derivatives = \"analytic\" needs formulation = \"ggl\" (the index-1 "
+          "formulation's d(J V' - eta)/dq is not available analytically); use newton_derivatives = "
+          "\"finite-differences\", or leave the key out");
+    derivatives_.require(equations, needed, "ida");
+    analytic_jacobian_ =
+        formulation_ == Formulation::ggl && derivatives_.analytic_parts(equations, needed) == needed;
+  }
+
+  // J = dF/dy + c_j dF/dy' of the ggl residual (see the top of the file), column-major into `out`.
+  int jacobian(double t, double cj, const double* y_data, const double* yp_data, double* out) {
+    constexpr unsigned needed = dae::damping | dae::stiffness | dae::velocity_constraint;
+    set_state(work_, y_data, t);  // also xi_
+    const Eigen::Map<const Eigen::VectorXd> y(y_data, size_), yp(yp_data, size_);
+    system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::jacobian | dae::velocity_rhs);
+    acceleration_ = yp.segment(n_, n_);
+    multipliers_ = y.segment(2 * n_, m_);
+    MotionEquations equations(*dynamics_, n_);
+    derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, derivative_values_, needed);
+
+    // D = dexp^-1_{-xi} column by column (it is linear in its argument), E = D^-1.
+    chart_map_.resize(n_, n_);
+    unit_.setZero(n_);
+    for (Eigen::Index i = 0; i < n_; ++i) {
+      unit_(i) = 1.0;
+      space_->dexpinv_left(xi_, unit_, chart_velocity_);
+      chart_map_.col(i) = chart_velocity_;
+      unit_(i) = 0.0;
+    }
+    chart_map_lu_.compute(chart_map_);
+    tangent_map_ = chart_map_lu_.inverse();
+    // d(D w)/dxi by central differences of the chart map, w = V + J^T mu.
+    moving_velocity_ = y.segment(n_, n_);
+    moving_velocity_.noalias() += terms_.jacobian.transpose() * y.segment(2 * n_ + m_, m_);
+    chart_derivative_.resize(n_, n_);
+    for (Eigen::Index i = 0; i < n_; ++i) {
+      const double step = 1e-6 * std::max(1.0, std::abs(xi_(i)));
+      shifted_xi_ = xi_;
+      shifted_xi_(i) += step;
+      space_->dexpinv_left(shifted_xi_, moving_velocity_, chart_velocity_);
+      shifted_xi_(i) = xi_(i) - step;
+      space_->dexpinv_left(shifted_xi_, moving_velocity_, unit_);
+      chart_derivative_.col(i) = (chart_velocity_ - unit_) / (2.0 * step);
+    }
+    unit_.setZero(n_);
+
+    Eigen::Map<Eigen::MatrixXd> matrix(out, size_, size_);
+    const Eigen::Index n = n_, m = m_;
+    const DaeDerivatives& d = derivative_values_;
+    matrix.setZero();
+    matrix.topLeftCorner(n, n) = -chart_derivative_;
+    matrix.topLeftCorner(n, n).diagonal().array() += cj;
+    matrix.block(0, n, n, n) = -chart_map_;
+    matrix.block(0, 2 * n + m, n, m).noalias() = -chart_map_ * terms_.jacobian.transpose();
+    matrix.block(n, 0, n, n).noalias() = d.stiffness * tangent_map_;
+    matrix.block(n, n, n, n) = d.damping + cj * terms_.mass;
+    matrix.block(n, 2 * n, n, m) = terms_.jacobian.transpose();
+    matrix.block(2 * n, 0, m, n).noalias() = d.velocity_constraint * tangent_map_;
+    matrix.block(2 * n, n, m, n) = terms_.jacobian;
+    matrix.block(2 * n + m, 0, m, n).noalias() = terms_.jacobian * tangent_map_;
+    return matrix.allFinite() ? 0 : 1;  // recoverable: IDA retries with a smaller step
+  }
+
+  static int jacobian_callback(sunrealtype t, sunrealtype cj, N_Vector y, N_Vector yp, N_Vector, SUNMatrix matrix,
+                               void* user_data, N_Vector, N_Vector, N_Vector) {
+    auto* self = static_cast<IdaIntegrator*>(user_data);
+    try {
+      return self->jacobian(t, cj, NV_DATA_S(y), NV_DATA_S(yp), SM_DATA_D(matrix));
+    } catch (...) {  // never let an exception cross IDA's C frames
+      self->callback_error_ = std::current_exception();
+      return -1;
+    }
+  }
+
   static void error_callback(int code, const char*, const char* function, char* message, void* user_data) {
     if (code >= 0) return;  // warnings are not reported
     auto* self = static_cast<IdaIntegrator*>(user_data);
@@ -614,6 +724,13 @@ class IdaIntegrator final : public Integrator {
   DaeTerms terms_;
   Eigen::VectorXd configuration_scale_;  // error-weight scale of xi (see set_configuration_scale)
   Eigen::VectorXd xi_, chart_velocity_, moving_velocity_, rates_, multipliers_, violation_;
+  // The analytic Newton matrix (jacobian()).
+  NewtonDerivatives derivatives_;
+  bool analytic_jacobian_ = false;
+  DaeDerivatives derivative_values_;
+  Eigen::VectorXd acceleration_, unit_, shifted_xi_;
+  Eigen::MatrixXd chart_map_, tangent_map_, chart_derivative_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> chart_map_lu_;
 
   // Statistics and error reporting.
   IdaCounters finished_;  // of the IDA segments ended by a re-initialisation

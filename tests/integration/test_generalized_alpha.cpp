@@ -18,6 +18,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 
 using namespace liembs;
 using Catch::Matchers::Contains;
@@ -253,6 +254,34 @@ TEST_CASE("rho_inf = 0 annihilates an unresolved stiff oscillation, rho_inf = 1 
   }
 }
 
+TEST_CASE("generalized-alpha with the pendulum's analytic derivatives and with differences gives the same motion",
+          "[generalized-alpha][constraints]") {
+  // The pendulum gives C, K and P in closed form (cartesian_pendulum.hpp); both constraint
+  // levels, rigid and with a prescribed rod length (rheonomic).
+  const Plugins plugins;
+  for (const char* level : {"index3", "index2-stabilized"})
+    for (const double amplitude : {0.0, 0.2}) {
+      CartesianPendulum pendulum(1.3, 1.2, 1.0, 0.5);
+      pendulum.length_amplitude = amplitude;
+      auto run_with = [&](const char* derivatives) {
+        auto integrator = generalized_alpha(plugins, std::string("constraint_level = \"") + level +
+                                                         "\"\nnewton_derivatives = \"" + derivatives + "\"");
+        const State end = integrate(plugins, pendulum, *integrator, 0.01, 2.0);
+        std::map<std::string, double> statistics;
+        for (const auto& [key, value] : integrator->statistics()) statistics[key] = value;
+        return std::pair{end, statistics};
+      };
+      const auto [analytic, a] = run_with("analytic");
+      const auto [differenced, d] = run_with("finite-differences");
+      INFO(level << ", amplitude " << amplitude << ": Newton iterations " << a.at("newton_iterations") << " / "
+                 << d.at("newton_iterations"));
+      CHECK(a.at("analytic_derivatives") == 1.0);
+      CHECK(d.at("analytic_derivatives") == 0.0);
+      CHECK(state_distance(analytic, differenced) < 1e-8);
+      CHECK(std::abs(a.at("newton_iterations") - d.at("newton_iterations")) <= 0.02 * d.at("newton_iterations"));
+    }
+}
+
 TEST_CASE("a failed step throws SimulationError naming time, step size and constraint, state unchanged",
           "[generalized-alpha][failure]") {
   const Plugins plugins;
@@ -321,4 +350,9 @@ TEST_CASE("generalized-alpha options are checked", "[generalized-alpha][config]"
   CHECK_THAT(error_of("newton_tolerance = 0"), Contains("newton_tolerance"));
   CHECK_THAT(error_of("max_newton_iterations = 0"), Contains("max_newton_iterations"));
   CHECK_THAT(error_of("rho_inf = 0.5"), Contains("unknown key 'rho_inf'"));
+  CHECK_THAT(error_of("newton_derivatives = \"exact\""), Contains("newton_derivatives") && Contains("analytic"));
+  CHECK_THAT(error_of("newton_derivatives = true"), Contains("newton_derivatives"));
+  CHECK_THAT(generalized_alpha(plugins, "newton_derivatives = \"finite-differences\"")->description(),
+             Contains("Newton matrix by finite differences"));
+  CHECK_THAT(generalized_alpha(plugins, "")->description(), Contains("Newton matrix analytic where available"));
 }

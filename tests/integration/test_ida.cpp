@@ -261,6 +261,38 @@ TEST_CASE("ida agrees with rkmk on a heavy top on both groups, re-basing the cha
   }
 }
 
+TEST_CASE("ida ggl with the pendulum's analytic Newton matrix and with difference quotients agree", "[ida][dae]") {
+  // The pendulum gives C, K and P in closed form (cartesian_pendulum.hpp), rigid and with a
+  // prescribed rod length (rheonomic: nu != 0).
+  Plugins plugins;
+  for (const double amplitude : {0.0, 0.2}) {
+    CartesianPendulum pendulum;
+    pendulum.length_amplitude = amplitude;
+    auto run_with = [&](const char* derivatives) {
+      auto ida = plugins.ida(std::string("newton_derivatives = \"") + derivatives +
+                             "\"\nrelative_tolerance = 1e-10\nabsolute_tolerance = 1e-12");
+      const PendulumRun run = integrate(*ida, *plugins.group, pendulum, 3.0, 0.01);
+      return std::pair{run.final_state, statistics_of(*ida)};
+    };
+    const auto [analytic, a] = run_with("analytic");
+    const auto [differenced, d] = run_with("finite-differences");
+    INFO("amplitude " << amplitude << ": steps " << a.at("steps") << " / " << d.at("steps") << ", Newton iterations "
+                      << a.at("newton_iterations") << " / " << d.at("newton_iterations") << ", residuals "
+                      << a.at("residual_evaluations") << " / " << d.at("residual_evaluations"));
+    CHECK(a.at("analytic_derivatives") == 1.0);
+    CHECK(d.at("analytic_derivatives") == 0.0);
+    CHECK((analytic.coordinates - differenced.coordinates).norm() + (analytic.velocities - differenced.velocities).norm() <
+          1e-8);
+    const State reference = pendulum.reference_state(3.0);
+    CHECK((analytic.coordinates - reference.coordinates).norm() + (analytic.velocities - reference.velocities).norm() <
+          1e-6);
+    // The same iteration up to the step sequences of two adaptive runs (a few per cent either
+    // way); the difference quotients' residuals are saved.
+    CHECK(a.at("newton_iterations") <= 1.1 * d.at("newton_iterations"));
+    CHECK(a.at("residual_evaluations") < d.at("residual_evaluations"));
+  }
+}
+
 TEST_CASE("ida ggl keeps the constraint without projection, index-1 without projection drifts", "[ida][dae]") {
   Plugins plugins;
   CartesianPendulum pendulum;
@@ -378,6 +410,8 @@ TEST_CASE("ida options are checked", "[ida][config]") {
   CHECK_THAT(error_of("relative_tolerance = 0"), Contains("relative_tolerance"));
   CHECK_THAT(error_of("rebase_threshold = 7"), Contains("rebase_threshold"));
   CHECK_THAT(error_of("tolerance = 1e-6"), Contains("tolerance"));
+  CHECK_THAT(error_of("newton_derivatives = \"exact\""), Contains("newton_derivatives") && Contains("analytic"));
+  CHECK_THAT(error_of("newton_derivatives = 1"), Contains("newton_derivatives"));
   CHECK(error_of("formulation = \"ggl\"\nprojection = true\nmax_order = 3\nmax_steps = 10\nrebase_threshold = 0.5") ==
         "no error");
 }

@@ -3,9 +3,10 @@
 // of its DAE terms, on paper 004's mechanisms, the spatial four-bar (centres of mass off the
 // body origin) and a body under world-frame loads, in every parameterization (SO3xR3 = rA,
 // SE3, Euler parameters rp, Euler angles re), at states off the constraints with arbitrary
-// a and lambda; the structured Newton solve against a dense LU; and whole bdf and
+// a and lambda; the structured Newton solve against a dense LU; whole bdf and
 // generalized-alpha runs with analytic and differenced matrices agreeing within the Newton
-// tolerance; the option's error paths.
+// tolerance, and ida runs with the analytic Newton matrix and with IDA's difference quotients
+// within its tolerance; the option's error paths.
 #include "../test_support.hpp"
 
 #include <liembs/error.hpp>
@@ -135,6 +136,39 @@ void check_derivatives(const std::string& file, const std::string& group, std::u
   CHECK(relative_difference(differenced.velocity_constraint, velocity) < 1e-5);
 }
 
+// The final body poses and twists of a whole run, and the integrator's statistics.
+struct RunResult {
+  std::vector<Pose> poses;
+  std::vector<Vec6> twists;
+  std::map<std::string, double> statistics;
+};
+RunResult run_to_end(const std::string& file, const std::vector<std::string>& overrides) {
+  Loaded loaded = load(file, overrides);
+  const RunSummary summary = execute_run(loaded.run, RunOutput{});
+  RunResult result;
+  for (const auto& [key, value] : loaded.run.integrator->statistics()) result.statistics[key] = value;
+  loaded.run.dynamics->body_motion(summary.final_state, result.poses, result.twists);
+  return result;
+}
+void check_same_motion(const RunResult& a, const RunResult& b, double pose_tolerance, double twist_tolerance) {
+  REQUIRE(a.poses.size() == b.poses.size());
+  for (std::size_t i = 0; i < a.poses.size(); ++i) {
+    CHECK((a.poses[i].r - b.poses[i].r).norm() < pose_tolerance);
+    CHECK((a.poses[i].R - b.poses[i].R).norm() < pose_tolerance);
+    CHECK((a.twists[i] - b.twists[i]).norm() < twist_tolerance);
+  }
+}
+// A fixed-step run with analytic derivatives against one with differences: the same motion
+// within the tolerances, and the same iteration (the matrices agree to about sqrt(eps)).
+void check_same_fixed_step_runs(const RunResult& analytic, const RunResult& differenced, double pose_tolerance,
+                                double twist_tolerance) {
+  CHECK(analytic.statistics.at("analytic_derivatives") == 1.0);
+  CHECK(differenced.statistics.at("analytic_derivatives") == 0.0);
+  check_same_motion(analytic, differenced, pose_tolerance, twist_tolerance);
+  CHECK(std::abs(analytic.statistics.at("newton_iterations") - differenced.statistics.at("newton_iterations")) <=
+        0.02 * differenced.statistics.at("newton_iterations"));
+}
+
 const std::vector<std::string> groups{"SO3xR3", "SE3", "euler-parameters", "euler-angles"};
 
 }  // namespace
@@ -204,33 +238,16 @@ TEST_CASE("bdf with analytic and with differenced Newton matrices gives the same
   for (const auto& group : groups)
     for (const char* matrix : {"quasi-newton", "full"}) {
       auto run_with = [&](const char* derivatives) {
-        Loaded loaded = load("configs/paper-004/four-link.toml",
-                             {"group.name=" + group, "integrator.name=bdf", std::string("integrator.newton_matrix=") + matrix,
-                              std::string("integrator.newton_derivatives=") + derivatives,
-                              "integrator.newton_tolerance=1e-6", "simulation.end_time=0.6"});
-        const RunSummary summary = execute_run(loaded.run, RunOutput{});
-        std::map<std::string, double> statistics;
-        for (const auto& [key, value] : loaded.run.integrator->statistics()) statistics[key] = value;
-        std::vector<Pose> poses;
-        std::vector<Vec6> twists;
-        loaded.run.dynamics->body_motion(summary.final_state, poses, twists);
-        return std::tuple{poses, twists, statistics};
+        return run_to_end("configs/paper-004/four-link.toml",
+                          {"group.name=" + group, "integrator.name=bdf", std::string("integrator.newton_matrix=") + matrix,
+                           std::string("integrator.newton_derivatives=") + derivatives,
+                           "integrator.newton_tolerance=1e-6", "simulation.end_time=0.6"});
       };
-      const auto [poses, twists, statistics] = run_with("analytic");
-      const auto [fd_poses, fd_twists, fd_statistics] = run_with("finite-differences");
+      const RunResult analytic = run_with("analytic"), differenced = run_with("finite-differences");
       INFO(group << ", " << matrix);
-      CHECK(statistics.at("analytic_derivatives") == 1.0);
-      CHECK(fd_statistics.at("analytic_derivatives") == 0.0);
-      CHECK(statistics.at("damping_evaluations") == 0.0);
+      CHECK(analytic.statistics.at("damping_evaluations") == 0.0);
       // Both stop within Theta = 1e-6 of the same accelerations (h^2 Theta in positions per step).
-      for (std::size_t i = 0; i < poses.size(); ++i) {
-        CHECK((poses[i].r - fd_poses[i].r).norm() < 1e-7);
-        CHECK((poses[i].R - fd_poses[i].R).norm() < 1e-7);
-        CHECK((twists[i] - fd_twists[i]).norm() < 1e-4);
-      }
-      // The same iteration (the matrices agree to about sqrt(eps)).
-      CHECK(std::abs(statistics.at("newton_iterations") - fd_statistics.at("newton_iterations")) <=
-            0.02 * fd_statistics.at("newton_iterations"));
+      check_same_fixed_step_runs(analytic, differenced, 1e-7, 1e-4);
     }
 }
 
@@ -245,12 +262,100 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
     }
     return "no error";
   };
-  CHECK_THAT(error_of({"integrator.name=bdf", "integrator.newton_derivatives=exact"}),
-             Contains("newton_derivatives") && Contains("finite-differences"));
-  // The relative-coordinate four-bar (a tree with a loop closure) has no analytic derivatives yet.
-  CHECK_THAT(error_of({"integrator.name=bdf", "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}),
-             Contains("bdf") && Contains("newton_derivatives = \"analytic\"") && Contains("finite-differences"));
-  CHECK(error_of({"integrator.name=bdf", "integrator.newton_derivatives=finite-differences", "simulation.end_time=0.01"}) ==
-        "no error");
-  CHECK(error_of({"integrator.name=bdf", "simulation.end_time=0.01"}) == "no error");
+  for (const char* integrator : {"bdf", "generalized-alpha", "ida"}) {
+    INFO(integrator);
+    const std::string name = std::string("integrator.name=") + integrator;
+    CHECK_THAT(error_of({name, "integrator.newton_derivatives=exact"}),
+               Contains("newton_derivatives") && Contains("finite-differences"));
+    // The relative-coordinate four-bar (a tree with a loop closure) has no analytic derivatives yet.
+    CHECK_THAT(error_of({name, "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}),
+               Contains(std::string(integrator) + ": integrator.newton_derivatives = \"analytic\"") &&
+                   Contains("finite-differences"));
+    CHECK(error_of({name, "integrator.newton_derivatives=finite-differences", "simulation.end_time=0.01"}) ==
+          "no error");
+    CHECK(error_of({name, "simulation.end_time=0.01"}) == "no error");
+    CHECK(error_of({name, "algorithm.name=newton-euler", "integrator.newton_derivatives=analytic",
+                    "simulation.end_time=0.01"}) == "no error");
+  }
+  // ida's index-1 formulation has no analytic d(J V' - eta)/dq.
+  CHECK_THAT(error_of({"integrator.name=ida", "integrator.formulation=index1-projection", "algorithm.name=newton-euler",
+                       "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}),
+             Contains("ida: integrator.newton_derivatives = \"analytic\" needs formulation = \"ggl\""));
+  CHECK(error_of({"integrator.name=ida", "integrator.formulation=index1-projection", "algorithm.name=newton-euler",
+                  "simulation.end_time=0.01"}) == "no error");
+}
+
+TEST_CASE("generalized-alpha with analytic and with differenced iteration matrices gives the same motion",
+          "[newton-derivatives][generalized-alpha]") {
+  // Paper 004's four link in every parameterization, both constraint levels; the spatial
+  // four-bar in absolute coordinates (offset centres of mass, gyroscopic terms) and paper
+  // 004's slider-crank (driven) on SO3xR3 and SE3.
+  struct Case {
+    std::string file, group, level;
+  };
+  std::vector<Case> cases;
+  for (const auto& group : groups)
+    for (const char* level : {"index2-stabilized", "index3"}) cases.push_back({"configs/paper-004/four-link.toml", group, level});
+  for (const char* group : {"SO3xR3", "SE3"}) {
+    cases.push_back({"configs/four-bar/spatial.toml", group, "index2-stabilized"});
+    cases.push_back({"configs/paper-004/slider-crank.toml", group, "index2-stabilized"});
+  }
+  for (const Case& c : cases) {
+    auto run_with = [&](const char* derivatives) {
+      return run_to_end(c.file, {"group.name=" + c.group, "algorithm.name=newton-euler", "integrator.name=generalized-alpha",
+                                 "integrator.constraint_level=" + c.level,
+                                 std::string("integrator.newton_derivatives=") + derivatives,
+                                 "integrator.newton_tolerance=1e-10", "simulation.step_size=1e-3",
+                                 "simulation.end_time=0.4"});
+    };
+    const RunResult analytic = run_with("analytic"), differenced = run_with("finite-differences");
+    INFO(c.file << " on " << c.group << ", " << c.level << ": Newton iterations "
+                << analytic.statistics.at("newton_iterations") << " analytic, "
+                << differenced.statistics.at("newton_iterations") << " differenced; iteration matrices "
+                << analytic.statistics.at("jacobian_evaluations") << " and "
+                << differenced.statistics.at("jacobian_evaluations"));
+    // Both iterate to the scaled residual 1e-10 (h^2 beta 1e-10 in positions per step).
+    check_same_fixed_step_runs(analytic, differenced, 1e-8, 1e-6);
+  }
+}
+
+TEST_CASE("ida with the analytic Newton matrix and with IDA's difference quotients gives the same motion",
+          "[newton-derivatives][ida]") {
+  // GGL on paper 004's four link in every parameterization (SE3 and SO3xR3 through the chart
+  // exp(xi) and its dexp), the spatial four-bar and the slider-crank.
+  struct Case {
+    std::string file, group;
+  };
+  std::vector<Case> cases;
+  for (const auto& group : groups) cases.push_back({"configs/paper-004/four-link.toml", group});
+  for (const char* group : {"SO3xR3", "SE3"}) {
+    cases.push_back({"configs/four-bar/spatial.toml", group});
+    cases.push_back({"configs/paper-004/slider-crank.toml", group});
+  }
+  for (const Case& c : cases) {
+    auto run_with = [&](const char* derivatives) {
+      return run_to_end(c.file, {"group.name=" + c.group, "algorithm.name=newton-euler", "integrator.name=ida",
+                                 "integrator.relative_tolerance=1e-9", "integrator.absolute_tolerance=1e-11",
+                                 std::string("integrator.newton_derivatives=") + derivatives,
+                                 "simulation.step_size=1e-2", "simulation.end_time=1.0"});
+    };
+    const RunResult analytic = run_with("analytic"), differenced = run_with("finite-differences");
+    const auto& a = analytic.statistics;
+    const auto& d = differenced.statistics;
+    INFO(c.file << " on " << c.group << ": steps " << a.at("steps") << " / " << d.at("steps") << ", Newton iterations "
+                << a.at("newton_iterations") << " / " << d.at("newton_iterations") << ", Jacobians "
+                << a.at("jacobian_evaluations") << " / " << d.at("jacobian_evaluations") << ", residuals "
+                << a.at("residual_evaluations") << " / " << d.at("residual_evaluations")
+                << " (analytic / differenced)");
+    CHECK(a.at("analytic_derivatives") == 1.0);
+    CHECK(d.at("analytic_derivatives") == 0.0);
+    // Two runs of an adaptive method whose Newton iterations stop at a fraction of the local
+    // error test: the same motion to the tolerance.
+    check_same_motion(analytic, differenced, 1e-6, 1e-5);
+    // No more work (the exact matrix takes a few per cent fewer steps), without the
+    // residuals of the difference quotients.
+    CHECK(a.at("steps") <= 1.05 * d.at("steps") + 2);
+    CHECK(a.at("newton_iterations") <= 1.1 * d.at("newton_iterations"));
+    CHECK(a.at("residual_evaluations") < d.at("residual_evaluations"));
+  }
 }

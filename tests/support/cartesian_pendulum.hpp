@@ -8,6 +8,8 @@
 // With length_amplitude != 0 the rod length is prescribed, L(t) = L0 (1 + a sin(w t)): a
 // rheonomic constraint g = |q|^2 - L(t)^2 with J V = nu = (L^2)' and
 // eta = -2 |V|^2 + (L^2)''; the reference is then theta'' = -(g sin theta + 2 L' theta') / L.
+// The derivatives of the Newton matrices are given in closed form (analytic_derivatives):
+//   C = -dQ/dV = 0,   K = d(M a + J^T lambda - Q)/dq = 2 lambda 1,   P = d(J V - nu)/dq = 2 V^T.
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/constrained_system.hpp>
 
@@ -60,6 +62,14 @@ class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem
     if (what & dae::acceleration_rhs)
       terms.acceleration_rhs =
           Eigen::VectorXd::Constant(1, -2.0 * V.squaredNorm() + 2.0 * (L_rate * L_rate + L * L_acceleration));
+  }
+
+  unsigned analytic_derivatives() const override { return dae::damping | dae::stiffness | dae::velocity_constraint; }
+  void evaluate_derivatives(const State& state, const Eigen::VectorXd&, const Eigen::VectorXd& multipliers,
+                            DaeDerivatives& derivatives, unsigned what) override {
+    if (what & dae::damping) derivatives.damping.setZero(2, 2);
+    if (what & dae::stiffness) derivatives.stiffness = 2.0 * multipliers(0) * Eigen::Matrix2d::Identity();
+    if (what & dae::velocity_constraint) derivatives.velocity_constraint = 2.0 * state.velocities.transpose();
   }
 
   // L(t), L'(t), L''(t).
