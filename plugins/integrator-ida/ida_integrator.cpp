@@ -32,12 +32,13 @@
 // newton_derivatives, see docs/newton-matrices.md). With X_ref exp(xi + e) =
 // X_ref exp(xi) exp(dexp_{-xi} e + O(e^2)), a derivative along the retraction at X becomes one
 // in xi through E = dexp_{-xi} = (dexp^-1_{-xi})^-1. Writing D = dexp^-1_{-xi}, w = V + J^T mu:
-//   [[c_j 1 - d(D w)/dxi,  -D,          0,     -D J^T],
-//    [K E,                  C + c_j M,  J^T,    0    ],
-//    [P E,                  J,          0,      0    ],
-//    [J E,                  0,          0,      0    ]]
-// d(D w)/dxi, a derivative of the group's chart map only (no dynamics), is differenced; the
-// term -D d(J^T mu)/dxi is left out (mu = 0 on solutions). Otherwise (index1-projection, the
+//   [[c_j 1 - d(D w)/dxi - D R E,  -D,          0,     -D J^T],
+//    [K E,                          C + c_j M,  J^T,    0    ],
+//    [P E,                          J,          0,      0    ],
+//    [J E,                          0,          0,      0    ]]
+// with R = d(J^T mu)/d delta = K(V', lambda + mu) - K(V', lambda) (K is linear in lambda).
+// d(D w)/dxi, a derivative of the group's chart map only (no dynamics), is differenced.
+// Otherwise (index1-projection, the
 // ODE, formulations without analytic derivatives, or newton_derivatives =
 // "finite-differences") IDA differences F itself, one residual per column.
 #include <liembs/error.hpp>
@@ -573,6 +574,11 @@ class IdaIntegrator final : public Integrator {
     multipliers_ = y.segment(2 * n_, m_);
     MotionEquations equations(*dynamics_, n_);
     derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, derivative_values_, needed);
+    // R = d(J^T mu)/d delta, from K at lambda + mu.
+    multipliers_ += y.segment(2 * n_ + m_, m_);
+    derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, shifted_values_,
+                          dae::stiffness);
+    shifted_values_.stiffness -= derivative_values_.stiffness;
 
     // D = dexp^-1_{-xi} column by column (it is linear in its argument), E = D^-1.
     chart_map_.resize(n_, n_);
@@ -604,7 +610,7 @@ class IdaIntegrator final : public Integrator {
     const Eigen::Index n = n_, m = m_;
     const DaeDerivatives& d = derivative_values_;
     matrix.setZero();
-    matrix.topLeftCorner(n, n) = -chart_derivative_;
+    matrix.topLeftCorner(n, n).noalias() = -chart_derivative_ - chart_map_ * shifted_values_.stiffness * tangent_map_;
     matrix.topLeftCorner(n, n).diagonal().array() += cj;
     matrix.block(0, n, n, n) = -chart_map_;
     matrix.block(0, 2 * n + m, n, m).noalias() = -chart_map_ * terms_.jacobian.transpose();
@@ -727,7 +733,7 @@ class IdaIntegrator final : public Integrator {
   // The analytic Newton matrix (jacobian()).
   NewtonDerivatives derivatives_;
   bool analytic_jacobian_ = false;
-  DaeDerivatives derivative_values_;
+  DaeDerivatives derivative_values_, shifted_values_;
   Eigen::VectorXd acceleration_, unit_, shifted_xi_;
   Eigen::MatrixXd chart_map_, tangent_map_, chart_derivative_;
   Eigen::PartialPivLU<Eigen::MatrixXd> chart_map_lu_;

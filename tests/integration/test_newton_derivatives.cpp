@@ -352,9 +352,9 @@ TEST_CASE("ida with the analytic Newton matrix and with IDA's difference quotien
     // Two runs of an adaptive method whose Newton iterations stop at a fraction of the local
     // error test: the same motion to the tolerance.
     check_same_motion(analytic, differenced, 1e-6, 1e-5);
-    // No more work (the exact matrix takes a few per cent fewer steps), without the
-    // residuals of the difference quotients.
-    CHECK(a.at("steps") <= 1.05 * d.at("steps") + 2);
+    // The same work up to the step sequences of two adaptive runs (a few per cent either
+    // way), without the residuals of the difference quotients.
+    CHECK(a.at("steps") <= 1.1 * d.at("steps"));
     CHECK(a.at("newton_iterations") <= 1.1 * d.at("newton_iterations"));
     CHECK(a.at("residual_evaluations") < d.at("residual_evaluations"));
   }
