@@ -129,7 +129,9 @@ void check_geometric_derivatives(const Model& model, unsigned seed) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   const auto random3 = [&] { return Vec3(uniform(random), uniform(random), uniform(random)); };
   for (std::size_t r = 0; r < plugins().loaded.size(); ++r) {
-    const auto& [name, representation] = plugins().loaded[r];
+    // Named references, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    const auto& name = plugins().loaded[r].first;
+    const auto& representation = plugins().loaded[r].second;
     INFO("representation " << name);
     auto tree = std::make_shared<const KinematicTree>(compile_tree(model));
     auto derivatives = bind_geometric_derivatives(*representation, tree);
