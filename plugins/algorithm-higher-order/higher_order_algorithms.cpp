@@ -3,6 +3,7 @@
 // "higher-order-rnea" (H-GRNE), "higher-order-aba" (H-GABI) and "hybrid-dynamics" (H-GHYB,
 // order 0 included). [algorithm] order = r (required, 0..20); hybrid-dynamics also reads
 // prescribed = [joint or dof names whose motion is given] and base = "force" | "motion".
+// varying_loads = true makes the model's [[model.loads]] inputs that vary in time.
 //
 // Columns: the state as for `rnea` (base pose and body twist if the base floats, q.<dof>,
 // qd.<dof>), then per derivative order k the coordinates' k-th derivatives, named
@@ -10,8 +11,13 @@
 //   q.<dof>.d<k>                    the coordinate's k-th derivative (k >= 2)
 //   base.mx.d<k> ... base.fz.d<k>   the body-frame base wrench's k-th derivative (k >= 0)
 //   tau.<dof>.d<k>                  the joint force's k-th derivative (k >= 0)
+// and with varying_loads, per order k = 0..r and load, its value (k = 0) and derivatives in
+// its own frame:
+//   f_ext.<body>.mx.d<k> ... f_ext.<body>.fz.d<k>               a body-frame load
+//   f_ext.<body>.world.mx.d<k> ... f_ext.<body>.world.fz.d<k>   a world-frame load
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
+#include <liembs/dynamics/higher_order_loads.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/error.hpp>
 #include <liembs/model/model.hpp>
@@ -33,7 +39,7 @@ constexpr const char* twist_names[6] = {"wx", "wy", "wz", "vx", "vy", "vz"};
 constexpr const char* wrench_names[6] = {"mx", "my", "mz", "fx", "fy", "fz"};
 
 // The column of generalized coordinate c (base components first) for the derivative of
-// order k of the rates u^(k+1) (motion) or of the forces tau^(k) (force).
+// order k of the rates u^(k+1) (motion) or of the forces tau^(k) (force), and of load l.
 std::string rate_column(const KinematicTree& tree, int c, int k) {
   const int offset = tree.floating_base ? 6 : 0;
   if (c < offset) return std::string("base.") + twist_names[c] + ".d" + std::to_string(k + 1);
@@ -45,11 +51,20 @@ std::string force_column(const KinematicTree& tree, int c, int k) {
   return "tau." + tree.dof_names[static_cast<std::size_t>(c - offset)] + ".d" + std::to_string(k);
 }
 
+std::string load_column(const Model& model, std::size_t l, int c, int k) {
+  const AppliedWrench& load = model.loads[l];
+  return "f_ext." + model.bodies[load.body].name + (load.frame == AppliedWrench::Frame::world ? ".world." : ".") +
+         wrench_names[c] + ".d" + std::to_string(k);
+}
+
 class HigherOrderEvaluator final : public BatchEvaluator {
  public:
-  HigherOrderEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<HigherOrderDynamics> dynamics,
-                       Quantity quantity, int order, HybridSplit split)
-      : tree_(std::move(tree)), dynamics_(std::move(dynamics)), quantity_(quantity), order_(order), split_(std::move(split)) {
+  // varying_loads: the model's loads acting on the tree are inputs (load_column).
+  HigherOrderEvaluator(std::shared_ptr<const Model> model, std::shared_ptr<const KinematicTree> tree,
+                       std::unique_ptr<HigherOrderDynamics> dynamics, Quantity quantity, int order, HybridSplit split,
+                       bool varying_loads)
+      : model_(std::move(model)), tree_(std::move(tree)), dynamics_(std::move(dynamics)), quantity_(quantity), order_(order),
+        split_(std::move(split)) {
     const KinematicTree& tree_ref = *tree_;
     const bool floating = tree_ref.floating_base;
     const int nv = tree_ref.velocity_dimension();
@@ -76,6 +91,16 @@ class HigherOrderEvaluator final : public BatchEvaluator {
         const bool motion = motion_[static_cast<std::size_t>(c)];
         outputs_.push_back(motion ? force_column(tree_ref, c, k) : rate_column(tree_ref, c, k));
       }
+    if (varying_loads) {
+      with_loads_ = &with_load_rates(*dynamics_);
+      const std::vector<int> on_tree = tree_load_indices(*model_, tree_ref);
+      for (std::size_t l = 0; l < on_tree.size(); ++l)
+        if (on_tree[l] >= 0) varying_.push_back(l);
+      for (int k = 0; k <= order_; ++k)
+        for (const std::size_t l : varying_)
+          for (int c = 0; c < 6; ++c) inputs_.push_back(load_column(*model_, l, c, k));
+      model_rates_.assign(model_->loads.size(), Eigen::MatrixXd::Zero(6, order_ + 1));
+    }
     given_.setZero(nv, order_ + 1);
   }
 
@@ -103,18 +128,35 @@ class HigherOrderEvaluator final : public BatchEvaluator {
     at += static_cast<std::size_t>(n);
     for (int k = 0; k <= order_; ++k)
       for (int c = 0; c < nv; ++c) given_(c, k) = in[at++];
-    switch (quantity_) {
-      case Quantity::inverse: dynamics_->inverse_dynamics(state_, given_, forces_); break;
-      case Quantity::forward: dynamics_->forward_dynamics(state_, given_, rates_); break;
-      case Quantity::hybrid: dynamics_->hybrid_dynamics(state_, split_, given_, rates_, forces_); break;
+    if (with_loads_) {
+      for (int k = 0; k <= order_; ++k)
+        for (const std::size_t l : varying_)
+          for (int c = 0; c < 6; ++c) model_rates_[l](c, k) = in[at++];
+      tree_load_rates(*model_, tree, model_rates_, load_rates_);
+      switch (quantity_) {
+        case Quantity::inverse: with_loads_->inverse_dynamics(state_, given_, load_rates_, forces_); break;
+        case Quantity::forward: with_loads_->forward_dynamics(state_, given_, load_rates_, rates_); break;
+        case Quantity::hybrid: with_loads_->hybrid_dynamics(state_, split_, given_, load_rates_, rates_, forces_); break;
+      }
+    } else {
+      switch (quantity_) {
+        case Quantity::inverse: dynamics_->inverse_dynamics(state_, given_, forces_); break;
+        case Quantity::forward: dynamics_->forward_dynamics(state_, given_, rates_); break;
+        case Quantity::hybrid: dynamics_->hybrid_dynamics(state_, split_, given_, rates_, forces_); break;
+      }
     }
     for (int k = 0; k <= order_; ++k)
       for (int c = 0; c < nv; ++c) *out++ = motion_[static_cast<std::size_t>(c)] ? forces_(c, k) : rates_(c, k);
   }
 
  private:
+  std::shared_ptr<const Model> model_;
   std::shared_ptr<const KinematicTree> tree_;
   std::unique_ptr<HigherOrderDynamics> dynamics_;
+  HigherOrderDynamicsWithLoads* with_loads_ = nullptr;  // with varying_loads
+  std::vector<std::size_t> varying_;                    // the model loads that are inputs
+  std::vector<Eigen::MatrixXd> model_rates_;            // per model load, 6 x (r+1)
+  LoadRates load_rates_;
   Quantity quantity_;
   int order_;
   HybridSplit split_;
@@ -133,6 +175,7 @@ class HigherOrderAlgorithm final : public Algorithm {
       prescribed_ = options.strings_or("prescribed", {});
       base_motion_ = options.choice_or("base", {"force", "motion"}, "force") == "motion";
     }
+    varying_loads_ = options.boolean_or("varying_loads", false);
   }
 
   std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext&) const override {
@@ -176,17 +219,40 @@ class HigherOrderAlgorithm final : public Algorithm {
         }
       }
     }
+    if (varying_loads_) check_varying_loads(*context.model, *tree);
     auto dynamics = context.representation->bind_higher_order(tree, order_);
-    return std::make_unique<HigherOrderEvaluator>(std::move(tree), std::move(dynamics), quantity_, order_, std::move(split));
+    return std::make_unique<HigherOrderEvaluator>(context.model, std::move(tree), std::move(dynamics), quantity_, order_,
+                                                  std::move(split), varying_loads_);
   }
 
  private:
+  // Every varying load has columns of its own: at most one per body and frame.
+  void check_varying_loads(const Model& model, const KinematicTree& tree) const {
+    const std::vector<int> on_tree = tree_load_indices(model, tree);
+    std::set<std::pair<std::size_t, AppliedWrench::Frame>> seen;
+    bool any = false;
+    for (std::size_t l = 0; l < model.loads.size(); ++l) {
+      if (on_tree[l] < 0) continue;
+      any = true;
+      const AppliedWrench& load = model.loads[l];
+      if (!seen.insert({load.body, load.frame}).second)
+        options_.fail("varying_loads", "the model has two " +
+                                           std::string(load.frame == AppliedWrench::Frame::world ? "world" : "body") +
+                                           "-frame [[model.loads]] on body '" + model.bodies[load.body].name +
+                                           "'; their columns would share a name: give one load per body and frame");
+    }
+    if (!any)
+      options_.fail("varying_loads", "the model has no [[model.loads]] acting on the tree; add one per body whose "
+                                     "applied wrench varies (its columns f_ext.<body>.* give its value and derivatives)");
+  }
+
   std::string name_;
   Quantity quantity_;
   ConfigTable options_;  // for errors at bind time that name the key
   int order_ = 0;
   std::vector<std::string> prescribed_;
   bool base_motion_ = false;
+  bool varying_loads_ = false;
 };
 
 }  // namespace

@@ -206,3 +206,113 @@ TEST_CASE("eval higher-order algorithms: bad [algorithm] keys are errors naming 
     CHECK_THAT(r.err, Contains("higher-order-aba") && Contains("liembs eval"));
   }
 }
+
+namespace {
+
+// The double pendulum with a body-frame load on the lower link and a world-frame one on the
+// upper, plus `extra` TOML lines.
+std::string loaded_pendulum(const fs::path& dir, const std::string& extra = "") {
+  const fs::path file = dir / "loaded.toml";
+  std::ofstream(file) << read_text(LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml")
+                      << "\n[[model.loads]]\nbody = \"lower\"\nframe = \"body\"\nmoment = [0.1, 0.3, -0.2]\nforce = [1.0, 0.4, 0.5]\n"
+                      << "\n[[model.loads]]\nbody = \"upper\"\nframe = \"world\"\nmoment = [0.2, 0.0, 0.1]\nforce = [0.3, -0.5, 2.0]\n"
+                      << extra;
+  return "'" + file.string() + "'";
+}
+
+std::vector<std::vector<double>> rows_of(const std::string& csv, std::vector<std::string>& names) {
+  std::stringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  names.clear();
+  std::stringstream header(line);
+  for (std::string field; std::getline(header, field, ',');) names.push_back(field);
+  std::vector<std::vector<double>> rows;
+  while (std::getline(lines, line)) {
+    std::vector<double> row;
+    std::stringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("eval varying_loads: the model's loads and their derivatives are input columns", "[cli][eval][higher-order][loads]") {
+  const fs::path dir = folder("varying-loads");
+  const std::string loaded = loaded_pendulum(dir);
+  const std::string settings = " --set algorithm.name=higher-order-rnea --set algorithm.order=1 --set algorithm.varying_loads=true";
+  const Result columns = run_liembs("eval " + loaded + settings + " --columns");
+  INFO(columns.err);
+  REQUIRE(columns.status == 0);
+  std::string loads;
+  for (int k = 0; k <= 1; ++k)
+    for (const char* load : {"f_ext.lower.", "f_ext.upper.world."})
+      for (const char* c : {"mx", "my", "mz", "fx", "fy", "fz"}) loads += std::string(" ") + load + c + ".d" + std::to_string(k);
+  CHECK_THAT(columns.out, Contains("inputs: q.shoulder q.elbow qd.shoulder qd.elbow q.shoulder.d2 q.elbow.d2 q.shoulder.d3 q.elbow.d3" +
+                                   loads + "\n"));
+  // Rows: (1) the file's loads, no load rates; (2) the lower load's force rate w; (3) the
+  // lower load's force v + w, no rates. A load's rate enters order 1 as its value enters
+  // order 0 (W_app^(1) next to W_app^(0)): tau'(2) - tau'(1) = tau(3) - tau(1).
+  const std::string motion = "0.1,0.2,0.3,0.4,0.5,0.6,1.0,-1.0";
+  const std::string upper = ",0.2,0.0,0.1,0.3,-0.5,2.0";
+  const std::string no_rates = ",0,0,0,0,0,0,0,0,0,0,0,0";
+  {
+    std::ofstream out(dir / "in.csv");
+    out << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,q.shoulder.d2,q.elbow.d2,q.shoulder.d3,q.elbow.d3";
+    for (std::size_t at = 0; at < loads.size();) {
+      const std::size_t next = loads.find(' ', at + 1);
+      out << "," << loads.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+      at = next == std::string::npos ? loads.size() : next;
+    }
+    out << "\n" << motion << ",0.1,0.3,-0.2,1.0,0.4,0.5" << upper << no_rates << "\n";
+    out << motion << ",0.1,0.3,-0.2,1.0,0.4,0.5" << upper << ",0,0,0,0.7,-0.2,0.3,0,0,0,0,0,0\n";
+    out << motion << ",0.1,0.3,-0.2,1.7,0.2,0.8" << upper << no_rates << "\n";
+  }
+  const Result eval = run_liembs("eval " + loaded + settings + " --states '" + (dir / "in.csv").string() + "' --output '" +
+                                 (dir / "out.csv").string() + "'");
+  INFO(eval.err);
+  REQUIRE(eval.status == 0);
+  std::vector<std::string> names;
+  const auto rows = rows_of(read_text(dir / "out.csv"), names);
+  REQUIRE(rows.size() == 3);
+  REQUIRE(names == std::vector<std::string>{"tau.shoulder.d0", "tau.elbow.d0", "tau.shoulder.d1", "tau.elbow.d1"});
+  for (int j = 0; j < 2; ++j) {
+    const double change = rows[2][static_cast<std::size_t>(j)] - rows[0][static_cast<std::size_t>(j)];
+    CHECK(std::abs(change) > 1e-3);
+    CHECK(std::abs(rows[1][static_cast<std::size_t>(2 + j)] - rows[0][static_cast<std::size_t>(2 + j)] - change) < 1e-12);
+  }
+  // Row 1 is the model's constant loads: the same as without varying_loads.
+  std::ofstream(dir / "plain.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,q.shoulder.d2,q.elbow.d2,q.shoulder.d3,q.elbow.d3\n"
+                                   << motion << "\n";
+  const Result plain = run_liembs("eval " + loaded + " --set algorithm.name=higher-order-rnea --set algorithm.order=1 --states '" +
+                                  (dir / "plain.csv").string() + "' --output '" + (dir / "plain-out.csv").string() + "'");
+  INFO(plain.err);
+  REQUIRE(plain.status == 0);
+  const auto constant = rows_of(read_text(dir / "plain-out.csv"), names);
+  for (std::size_t c = 0; c < 4; ++c) CHECK(std::abs(constant.at(0).at(c) - rows[0][c]) < 1e-12);
+}
+
+TEST_CASE("eval varying_loads: bad models and values are errors naming the key", "[cli][eval][higher-order][loads][errors]") {
+  const fs::path dir = folder("varying-loads-errors");
+  SECTION("no loads") {
+    const Result r = run_liembs("eval " + pendulum +
+                                " --set algorithm.name=higher-order-aba --set algorithm.order=1 --set algorithm.varying_loads=true --columns");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.varying_loads") && Contains("no [[model.loads]]"));
+  }
+  SECTION("two loads of one frame on one body") {
+    const std::string loaded = loaded_pendulum(dir, "\n[[model.loads]]\nbody = \"lower\"\nforce = [0.0, 0.0, 1.0]\n");
+    const Result r = run_liembs("eval " + loaded +
+                                " --set algorithm.name=hybrid-dynamics --set algorithm.order=0 --set algorithm.varying_loads=true --columns");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.varying_loads") && Contains("body 'lower'"));
+  }
+  SECTION("not a boolean") {
+    const Result r = run_liembs("eval " + loaded_pendulum(dir) +
+                                " --set algorithm.name=higher-order-rnea --set algorithm.order=1 --set algorithm.varying_loads=1 --columns");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains("algorithm.varying_loads"));
+  }
+}

@@ -15,6 +15,7 @@
 //   free fall (T10); the representations agree (T12); size errors.
 #include <liembs/dynamics/closed_form.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
+#include <liembs/dynamics/higher_order_loads.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/error.hpp>
@@ -619,3 +620,165 @@ TEST_CASE("higher-order dynamics rejects inputs of the wrong size", "[dynamics][
                     Catch::Contains("hybrid split"));
 }
 
+
+// Time-varying applied wrenches (003 Alg. 2-3 with W_app^(0..r), eqs. 67-70): per model load,
+// its (moment; force) in its own frame as waves of time, value and derivatives 0..r
+// (column k the k-th derivative, the jet reference's load_rates format).
+namespace {
+
+std::vector<Eigen::MatrixXd> load_trajectory(const Model& model, double t, int r) {
+  std::vector<Eigen::MatrixXd> loads;
+  for (std::size_t l = 0; l < model.loads.size(); ++l) {
+    Eigen::MatrixXd load(6, r + 1);
+    for (int c = 0; c < 6; ++c) {
+      const Jet x = wave(t, 1.0 + 0.3 * c, 0.9 + 0.4 * c + 0.2 * static_cast<double>(l), 0.3 * static_cast<double>(l) + 0.7 * c,
+                         0.5 - 0.1 * c);
+      for (int k = 0; k <= r; ++k) load(c, k) = x.derivative(k);
+    }
+    loads.push_back(load);
+  }
+  return loads;
+}
+
+// The model with each load's value at the instant (column 0), for the order-0 algorithms.
+Model with_load_values(Model model, const std::vector<Eigen::MatrixXd>& loads) {
+  for (std::size_t l = 0; l < model.loads.size(); ++l) {
+    model.loads[l].moment = loads[l].col(0).head<3>();
+    model.loads[l].force = loads[l].col(0).tail<3>();
+  }
+  return model;
+}
+
+std::vector<std::pair<std::string, Model>> loaded_test_models() {
+  std::vector<std::pair<std::string, Model>> models;
+  unsigned seed = 1;
+  for (const auto& variant : tree_variants()) {
+    models.emplace_back(variant.name + " with loads", with_loads(random_tree_model(seed, variant.options), seed));
+    ++seed;
+  }
+  return models;
+}
+
+}  // namespace
+
+TEST_CASE("time-varying applied wrenches: H-GRNE equals the jet reference up to order 8 in every representation",
+          "[dynamics][higher-order][loads]") {
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  const int r = 8;
+  for (const auto& [name, model] : loaded_test_models()) {
+    INFO("model " << name);
+    for (const auto& [representation_name, representation] : plugins().loaded) {
+      INFO("representation " << representation_name);
+      Bound bound = bind(*representation, model, r);
+      const KinematicTree& tree = *bound.tree;
+      HigherOrderDynamicsWithLoads& higher = with_load_rates(*bound.higher);
+      const TreeState state = random_state(tree, 140);
+      const Eigen::MatrixXd rates = random_matrix(tree.velocity_dimension(), r + 1, 141);
+      std::vector<Eigen::MatrixXd> model_loads;
+      for (std::size_t l = 0; l < model.loads.size(); ++l) model_loads.push_back(random_matrix(6, r + 1, 150 + static_cast<unsigned>(l)));
+      LoadRates loads;
+      tree_load_rates(model, tree, model_loads, loads);
+      Eigen::MatrixXd forces;
+      higher.inverse_dynamics(state, rates, loads, forces);
+      const Eigen::MatrixXd reference = jet_inverse_dynamics(model, tree, state, rates, &model_loads);
+      for (int k = 0; k <= r; ++k) {
+        INFO("order " << k);
+        CHECK(relative_error(forces.col(k), reference.col(k)) < 1e-13 * (k + 1) * (k + 1));
+      }
+      // The load rates change the result (the check above is not blind to them) ...
+      Eigen::MatrixXd constant_forces;
+      bound.higher->inverse_dynamics(state, rates, constant_forces);
+      if (forces.rows() > 0 && !tree.loads.empty()) CHECK(relative_error(forces.col(1), constant_forces.col(1)) > 1e-6);
+      // ... and the model's constant loads given as rates are the call without them.
+      for (std::size_t l = 0; l < model.loads.size(); ++l) {
+        model_loads[l].setZero();
+        model_loads[l].col(0) << model.loads[l].moment, model.loads[l].force;
+      }
+      tree_load_rates(model, tree, model_loads, loads);
+      higher.inverse_dynamics(state, rates, loads, forces);
+      for (int k = 0; k <= r; ++k)  // the same loads, moved to the node frames by other products
+        CHECK(relative_error(forces.col(k), constant_forces.col(k)) < 1e-13 * (k + 1) * (k + 1));
+    }
+  }
+}
+
+TEST_CASE("time-varying applied wrenches: order r is the time derivative of order r-1, order 0 and 1 those of RNEA; "
+          "FD and hybrid dynamics return the motion",
+          "[dynamics][higher-order][loads]") {
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  const int r = 4;
+  const double h = 1e-4, t0 = 0.41;
+  for (const auto& [name, model] : loaded_test_models()) {
+    INFO("model " << name);
+    std::vector<Eigen::MatrixXd> first_forces;
+    for (const auto& [representation_name, representation] : plugins().loaded) {
+      INFO("representation " << representation_name);
+      Bound bound = bind(*representation, model, r);
+      const KinematicTree& tree = *bound.tree;
+      HigherOrderDynamicsWithLoads& higher = with_load_rates(*bound.higher);
+      std::array<Eigen::MatrixXd, 3> forces;  // at t0 - h, t0, t0 + h
+      std::array<Eigen::VectorXd, 3> rnea;    // order 0 with the loads' values at the instant (RNEA)
+      std::array<TrajectoryPoint, 3> points;
+      std::array<LoadRates, 3> loads;
+      for (int s = 0; s < 3; ++s) {
+        const double t = t0 + (s - 1) * h;
+        points[s] = trajectory(tree, t, r);
+        const std::vector<Eigen::MatrixXd> model_loads = load_trajectory(model, t, r);
+        tree_load_rates(model, tree, model_loads, loads[s]);
+        higher.inverse_dynamics(points[s].state, points[s].rates, loads[s], forces[s]);
+        const auto frozen = std::make_shared<const KinematicTree>(compile_tree(with_load_values(model, model_loads)));
+        representation->bind_tree(frozen)->inverse_dynamics(points[s].state, Eigen::VectorXd(points[s].rates.col(0)), rnea[s]);
+      }
+      CHECK(relative_error(forces[1].col(0), rnea[1]) < roundoff_tolerance);
+      CHECK(relative_error(forces[1].col(1), (rnea[2] - rnea[0]) / (2.0 * h)) < 1e-6);
+      for (int k = 1; k <= r; ++k) {
+        INFO("order " << k);
+        CHECK(relative_error(forces[1].col(k), (forces[2].col(k - 1) - forces[0].col(k - 1)) / (2.0 * h)) < 1e-5);
+      }
+      first_forces.push_back(forces[1]);
+      CHECK(relative_error(forces[1], first_forces.front()) < 1e-12);  // the representations agree
+      // H-GABI with the same loads returns the trajectory's derivatives (T2) ...
+      const TrajectoryPoint& at = points[1];
+      Eigen::MatrixXd rates;
+      higher.forward_dynamics(at.state, forces[1], loads[1], rates);
+      CHECK(relative_error(rates, at.rates) < 1e-8);
+      // ... and H-GHYB too, every other joint and the base motion-prescribed (T4).
+      HybridSplit split;
+      split.base_motion = tree.floating_base;
+      const int offset = tree.floating_base ? 6 : 0;
+      Eigen::MatrixXd given = forces[1];
+      for (int i = 0; i < tree.dof(); ++i) {
+        split.joint_motion.push_back(i % 2 == 0);
+        if (i % 2 == 0) given.row(offset + i) = at.rates.row(offset + i);
+      }
+      if (split.base_motion) given.topRows(6) = at.rates.topRows(6);
+      Eigen::MatrixXd hybrid_rates, hybrid_forces;
+      higher.hybrid_dynamics(at.state, split, given, loads[1], hybrid_rates, hybrid_forces);
+      CHECK(relative_error(hybrid_rates, at.rates) < 1e-8);
+      CHECK(relative_error(hybrid_forces, forces[1]) < 1e-8);
+    }
+  }
+}
+
+TEST_CASE("time-varying applied wrenches of the wrong count or size are errors", "[dynamics][higher-order][loads][errors]") {
+  REQUIRE_BUILD_TREE_REPRESENTATIONS();
+  const Model model = with_loads(random_tree_model(3, tree_variants()[2].options), 3);
+  Bound bound = bind(*plugins().loaded[0].second, model);
+  const KinematicTree& tree = *bound.tree;
+  HigherOrderDynamicsWithLoads& higher = with_load_rates(*bound.higher);
+  const TreeState state = random_state(tree, 1);
+  const Eigen::MatrixXd rates = Eigen::MatrixXd::Zero(tree.velocity_dimension(), 3);
+  Eigen::MatrixXd forces;
+  LoadRates loads(tree.loads.size(), Eigen::MatrixXd::Zero(6, 3));
+  CHECK_NOTHROW(higher.inverse_dynamics(state, rates, loads, forces));
+  loads.pop_back();
+  CHECK_THROWS_WITH(higher.inverse_dynamics(state, rates, loads, forces), Catch::Contains("applied wrench rates are given for"));
+  loads.assign(tree.loads.size(), Eigen::MatrixXd::Zero(6, 2));
+  CHECK_THROWS_WITH(higher.forward_dynamics(state, rates, loads, forces), Catch::Contains("expected 6 x 3"));
+  std::vector<Eigen::MatrixXd> model_loads(model.loads.size(), Eigen::MatrixXd::Zero(6, 3));
+  model_loads.back().resize(5, 3);
+  CHECK_THROWS_WITH(tree_load_rates(model, tree, model_loads, loads),
+                    Catch::Contains("on body '" + model.bodies[model.loads.back().body].name + "'") && Catch::Contains("5 x 3"));
+  model_loads.pop_back();
+  CHECK_THROWS_WITH(tree_load_rates(model, tree, model_loads, loads), Catch::Contains("matrices for the model's"));
+}

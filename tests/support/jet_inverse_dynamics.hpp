@@ -147,7 +147,8 @@ inline Jet from_derivatives(const std::vector<double>& derivatives) {
 // joint forces, in the tree's order) for the state, the rates u^(1..r+1) (nv x (r+1), column
 // k = u^(k+1), as HigherOrderDynamics::inverse_dynamics) and, optionally, the derivatives
 // of applied wrenches: `load_rates[l]` (6 x (r+1)), column k the k-th derivative of
-// model.loads[l]'s (moment; force) components in its own frame.
+// model.loads[l]'s (moment; force) components in its own frame, column 0 its value (which
+// replaces the model's).
 inline Eigen::MatrixXd jet_inverse_dynamics(const Model& model, const KinematicTree& tree, const TreeState& state,
                                             const Eigen::MatrixXd& rates,
                                             const std::vector<Eigen::MatrixXd>* load_rates = nullptr) {
@@ -227,13 +228,15 @@ inline Eigen::MatrixXd jet_inverse_dynamics(const Model& model, const KinematicT
       if (load.body != b) continue;
       std::vector<double> m_d[3], f_d[3];
       for (int i = 0; i < 3; ++i) {
-        m_d[i].push_back(load.moment(i));
-        f_d[i].push_back(load.force(i));
-        if (load_rates)
-          for (int k = 1; k <= r; ++k) {
-            m_d[i].push_back((*load_rates)[l](i, k));
-            f_d[i].push_back((*load_rates)[l](3 + i, k));
-          }
+        if (!load_rates) {
+          m_d[i].push_back(load.moment(i));
+          f_d[i].push_back(load.force(i));
+          continue;
+        }
+        for (int k = 0; k <= r; ++k) {
+          m_d[i].push_back((*load_rates)[l](i, k));
+          f_d[i].push_back((*load_rates)[l](3 + i, k));
+        }
       }
       const JetVector load_moment{from_derivatives(m_d[0]), from_derivatives(m_d[1]), from_derivatives(m_d[2])};
       const JetVector load_force{from_derivatives(f_d[0]), from_derivatives(f_d[1]), from_derivatives(f_d[2])};

@@ -8,7 +8,8 @@
 // the HigherOrderDynamics entry point.
 //
 // The recursions run in spatial (world-frame) twists, the paper's form, whatever the
-// representation (except H-GRNE of the body-fixed one, inverse_in_body_frames below): there the joint screws' derivatives are brackets (003 Alg. 1 line 10) and
+// representation except the body-fixed one (in_body_frames below, higher_order_body_frame.hpp):
+// there the joint screws' derivatives are brackets (003 Alg. 1 line 10) and
 // the inertias' derivatives never need forming (below). The representation's kernels
 // (RecursiveDynamics<Policy>) give the joint poses. Per node i with parent p, binomials
 // C(n, k), and x^(k) the k-th time derivative:
@@ -48,6 +49,7 @@
 //   M^A_c unprojected, Alg. 4 line 2-3), Pi_bias^(k+1) = Pi^(k+1) - M V^(k+1) (65).
 #include <liembs/dynamics/higher_order_body_frame.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
+#include <liembs/dynamics/higher_order_loads.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
 
 #include <Eigen/Cholesky>
@@ -131,18 +133,18 @@ LIEMBS_STRONG_INLINE void add_inertia_rate_term(double c, const Vec3& w, const V
 // ad_a^T x = -(-ad_a^T x)
 LIEMBS_STRONG_INLINE Vec6 coadjoint(const Vec6& a, const Vec6& x) { return -representations::momentum_rate_bias(a, x); }
 
-// Whether a policy's H-GRNE runs in body frames and Taylor coefficients
+// Whether a policy's higher-order dynamics run in body frames and Taylor coefficients
 // (higher_order_body_frame.hpp) instead of the paper's spatial form; a policy's plugin may
 // specialize it.
 template <class Policy>
-inline constexpr bool inverse_in_body_frames = false;
+inline constexpr bool in_body_frames = false;
 template <>
-inline constexpr bool inverse_in_body_frames<representations::BodyFixed> = true;
+inline constexpr bool in_body_frames<representations::BodyFixed> = true;
 
 }  // namespace higher_order_kernels
 
 template <class Policy>
-class RecursiveHigherOrder final : public HigherOrderDynamics {
+class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrderDynamicsWithLoads {
  public:
   explicit RecursiveHigherOrder(std::shared_ptr<const KinematicTree> tree, int max_order = 8)
       : kernels_(std::move(tree)), nodes_(kernels_.nodes_), n_(nodes_.dof()) {
@@ -153,7 +155,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     tau_tilde_.resize(static_cast<std::size_t>(n_));
     articulated_.resize(static_cast<std::size_t>(n_ + 1));
     all_force_.joint_motion.assign(static_cast<std::size_t>(n_), false);
-    if constexpr (body_frame_inverse) body_frame_.emplace(nodes_, kernels_.aligned_.axial);
+    if constexpr (body_frame) body_frame_.emplace(nodes_, kernels_.aligned_.axial);
     reserve(std::max(max_order, 0));
   }
 
@@ -161,13 +163,26 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
   const KinematicTree& tree() const override { return kernels_.tree(); }
 
   void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
+    inverse_dynamics(state, rates, no_load_rates_, forces);
+  }
+  void forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, Eigen::MatrixXd& rates) override {
+    hybrid_dynamics(state, all_force_, forces, no_load_rates_, rates, forward_forces_);
+  }
+  void hybrid_dynamics(const TreeState& state, const HybridSplit& split, const Eigen::MatrixXd& given,
+                       Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
+    hybrid_dynamics(state, split, given, no_load_rates_, rates, forces);
+  }
+
+  void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, const LoadRates& loads,
+                        Eigen::MatrixXd& forces) override {
     check(state, rates, "rates");
-    if constexpr (body_frame_inverse) {
-      body_frame_->compute(state, rates, forces);
-      return;
-    }
     const int r = static_cast<int>(rates.cols()) - 1, K = r + 1, offset = base_offset();
     reserve(r);
+    applied_loads(loads, r);
+    if constexpr (body_frame) {
+      body_frame_->inverse(state, rates, applied_.data(), stride_, forces);
+      return;
+    }
     base_pose_ = nodes_.floating_base ? state.base : Pose{};
     if (nodes_.floating_base) {
       base_twist_from_rates(state, rates, K);
@@ -202,11 +217,12 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
       for (int k = 0; k <= r; ++k) forces.col(k).head<6>() = base_wrench_to_body(k, W(root(), k));
   }
 
-  void forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, Eigen::MatrixXd& rates) override {
-    hybrid_dynamics(state, all_force_, forces, rates, forward_forces_);
+  void forward_dynamics(const TreeState& state, const Eigen::MatrixXd& forces, const LoadRates& loads,
+                        Eigen::MatrixXd& rates) override {
+    hybrid_dynamics(state, all_force_, forces, loads, rates, forward_forces_);
   }
 
-  void hybrid_dynamics(const TreeState& state, const HybridSplit& split, const Eigen::MatrixXd& given,
+  void hybrid_dynamics(const TreeState& state, const HybridSplit& split, const Eigen::MatrixXd& given, const LoadRates& loads,
                        Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
     check(state, given, "given derivatives");
     if (split.joint_motion.size() != static_cast<std::size_t>(n_))
@@ -215,6 +231,11 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     const int r = static_cast<int>(given.cols()) - 1, offset = base_offset();
     const bool floating = nodes_.floating_base, base_motion = floating && split.base_motion;
     reserve(r);
+    applied_loads(loads, r);
+    if constexpr (body_frame) {
+      body_frame_->hybrid(state, split.joint_motion, split.base_motion, given, applied_.data(), stride_, rates, forces);
+      return;
+    }
     rates.resize(nodes_.velocity_dimension(), r + 1);
     forces.resize(nodes_.velocity_dimension(), r + 1);
     base_pose_ = floating ? state.base : Pose{};
@@ -254,8 +275,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     articulated_inertias(split);
     if (floating && !base_motion) {
       base_factor_.compute(articulated_[ui(root())]);
-      if (base_factor_.info() != Eigen::Success || !(base_factor_.vectorD().minCoeff() > 0.0))
-        throw SimulationError("singular configuration: the articulated inertia of the floating base is not positive definite");
+      higher_order_kernels::check_base_factor(base_factor_);
     }
     for (int k = 0; k <= r; ++k) {
       // Backward: the bias wrenches W^A^(k) (24), Alg. 4 line 3.
@@ -308,12 +328,13 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
 
   Mat6 base_articulated_inertia() const override {
     if (!nodes_.floating_base) return Mat6::Zero();
+    if constexpr (body_frame) return body_frame_->base_articulated_inertia();
     const Mat6 Ad = se3::Ad(base_pose_);
     return Ad.transpose() * articulated_[ui(n_)] * Ad;
   }
 
  private:
-  static constexpr bool body_frame_inverse = higher_order_kernels::inverse_in_body_frames<Policy>;
+  static constexpr bool body_frame = higher_order_kernels::in_body_frames<Policy>;
 
   static std::size_t ui(int i) { return static_cast<std::size_t>(i); }
   int base_offset() const { return nodes_.floating_base ? 6 : 0; }
@@ -342,9 +363,12 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     inertia_.assign(sequences, RigidInertia{});
     q_.assign(static_cast<std::size_t>(n_ * stride_), 0.0);
     base_sequence_.assign(static_cast<std::size_t>(4 * stride_), Vec6::Zero());
-    load_sequence_.assign(nodes_.loads.size() * static_cast<std::size_t>(stride_), Vec6::Zero());
+    load_point_.assign(nodes_.loads.size() * static_cast<std::size_t>(stride_), Vec3::Zero());
+    applied_.assign(nodes_.loads.size() * static_cast<std::size_t>(stride_), Vec6::Zero());
+    load_transport_.resize(nodes_.loads.size());
     C_.resize(stride_ + 1);
     for (auto* transport : {&twist_in_, &wrench_out_, &wrench_in_, &twist_out_}) transport->resize(stride_);
+    for (auto& transport : load_transport_) transport.resize(stride_);
   }
 
   // Per-node sequences: entry k of node i (the root is node n_).
@@ -357,6 +381,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
   Vec6& W(int i, int k) { return seq(W_, i, k); }
   Vec6& WA(int i, int k) { return seq(WA_, i, k); }
   double& q(int i, int m) { return q_[ui(i * stride_ + m)]; }
+  Vec6& applied(std::size_t l, int k) { return applied_[l * ui(stride_) + ui(k)]; }
   // The floating base: spatial twist V^s, body twist V^b, spatial wrench W^s (real frame).
   Vec6& Vs(int k) { return base_sequence_[ui(k)]; }
   Vec6& Vb_body(int k) { return base_sequence_[ui(stride_ + k)]; }
@@ -505,8 +530,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
       U_[k] = articulated_[k] * S(i, 0);
       D_[k] = S(i, 0).dot(U_[k]);
       if (!(D_[k] > 1e-14 * (1.0 + articulated_[k].diagonal().sum())))
-        throw SimulationError("singular configuration: the articulated inertia of degree of freedom '" + nodes_.dof_names[k] +
-                              "' vanishes (aligned joint axes?)");
+        higher_order_kernels::throw_vanishing_articulated_inertia(nodes_.dof_names[k]);
       if (to_parent) {
         parent_inertia += articulated_[k];
         parent_inertia.noalias() -= U_[k] * (U_[k].transpose() / D_[k]);
@@ -514,43 +538,71 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
     }
   }
 
-  // Subtracts the k-th derivative of the model's constant loads from `target` (W or W^A),
-  // in the falling frame: a body-frame load W^s = Ad_C^-T W^b has W^s' = -ad^T_V W^s (68);
-  // a world-frame load (moment m, force f at the body point x) is (m + x x f, f), with
-  // x' = w x x + v for the node's twist (w, v).
+  // The applied wrenches' derivatives 0..r of this call, in the aligned node frames
+  // (applied(l, k)): the given LoadRates, or the tree's constant loads.
+  void applied_loads(const LoadRates& loads, int r) {
+    load_order_ = r;
+    const std::size_t count = nodes_.loads.size();
+    if (loads.empty()) {
+      for (std::size_t l = 0; l < count; ++l)
+        for (int k = 0; k <= r; ++k) applied(l, k) = k == 0 ? nodes_.loads[l].wrench : Vec6::Zero();
+      return;
+    }
+    if (loads.size() != count)
+      throw Error("applied wrench rates are given for " + std::to_string(loads.size()) + " loads; the tree has " +
+                  std::to_string(count) + " (KinematicTree::loads)");
+    for (std::size_t l = 0; l < count; ++l) {
+      const auto& load = nodes_.loads[l];
+      if (loads[l].rows() != 6 || loads[l].cols() != r + 1)
+        throw Error("applied wrench rates of load " + std::to_string(l) + " are " + std::to_string(loads[l].rows()) + " x " +
+                    std::to_string(loads[l].cols()) + "; expected 6 x " + std::to_string(r + 1) + " (orders 0.." +
+                    std::to_string(r) + ")");
+      // A body-frame load in the node frame of the input tree, to the aligned one (align_node_frames).
+      const bool align = !load.world_frame && load.node >= 0;
+      const Mat6 to_aligned = align ? Mat6(se3::Ad(kernels_.aligned_.alignment[ui(load.node)]).transpose()) : Mat6::Identity();
+      for (int k = 0; k <= r; ++k) applied(l, k).noalias() = to_aligned * loads[l].col(k);
+    }
+  }
+
+  // Subtracts the k-th derivative of the applied wrenches W_app^(k) from `target` (W or
+  // W^A), in the falling frame. A body-frame load W^b(t): W^s = Ad_C^-T W^b with
+  // (Ad_C^-T)' = -ad^T_V Ad_C^-T, (69)-(70), by a FrameTransport of W^b^(0..r). A world-frame
+  // one (pure moment m, force f at the body point x) is (m + x x f, f), with
+  // (m + x x f)^(k) = m^(k) + sum_j C(k, j) x^(j) x f^(k-j) and x' = w x x + v for the node's
+  // twist (w, v). Needs V(node, 0..k-1); order k after order k-1.
   void subtract_loads(int k, std::vector<Vec6>& target) {
     for (std::size_t l = 0; l < nodes_.loads.size(); ++l) {
       const auto& load = nodes_.loads[l];
       const int node = load.node >= 0 ? load.node : root();
-      Vec6* sequence = &load_sequence_[l * ui(stride_)];
+      const Pose& frame = load.node >= 0 ? kernels_.pose_[ui(load.node)] : base_pose_;
       Vec6 wrench;
       if (load.world_frame) {
-        const Vec3 force = load.wrench.tail<3>();
-        Vec3 x;
+        Vec3* point = &load_point_[l * ui(stride_)];
         if (k == 0) {
-          const Pose& frame = load.node >= 0 ? kernels_.pose_[ui(load.node)] : base_pose_;
-          x = frame.R * load.point + frame.r;
-          wrench << load.wrench.head<3>() + x.cross(force), force;
+          point[0] = frame.R * load.point + frame.r;
         } else {
           const Vec6& twist = V(node, k - 1);  // x' = w x x + v
-          x = twist.tail<3>();
+          Vec3 x = twist.tail<3>();
           for (int j = 0; j < k; ++j) {
             const Vec6& rate = V(node, j);
-            const Vec3 point = sequence[k - 1 - j].head<3>();
-            x += C_(k - 1, j) * rate.head<3>().cross(point);
+            x += C_(k - 1, j) * rate.head<3>().cross(point[k - 1 - j]);
           }
-          wrench << x.cross(force), Vec3::Zero();
+          point[k] = x;
         }
-        sequence[k].head<3>() = x;
+        wrench = applied(l, k);
+        for (int j = 0; j <= k; ++j) {
+          const Vec6& force_rate = applied(l, k - j);
+          wrench.head<3>() += C_(k, j) * point[j].cross(force_rate.tail<3>());
+        }
       } else {
+        higher_order_kernels::FrameTransport& transport = load_transport_[l];
         if (k == 0) {
-          const Pose& frame = load.node >= 0 ? kernels_.pose_[ui(load.node)] : base_pose_;
-          wrench = se3::Ad_inverse(frame).transpose() * load.wrench;
-        } else {
-          wrench.setZero();
-          for (int j = 0; j < k; ++j) wrench += C_(k - 1, j) * representations::momentum_rate_bias(V(node, j), sequence[k - 1 - j]);
+          const Mat6 to_world = se3::Ad_inverse(frame).transpose();
+          for (int m = 0; m <= load_order_; ++m) transport.start(m).noalias() = to_world * applied(l, m);
         }
-        sequence[k] = wrench;
+        wrench = transport.diagonal(k, C_, [this, node](int j, const Vec6& x) -> Vec6 {
+          return representations::momentum_rate_bias(V(node, j), x);
+        });
       }
       seq(target, node, k) -= wrench;
     }
@@ -567,7 +619,14 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
   // Per node (and the root as node n_), stride_ entries each.
   std::vector<Vec6> S_, V_, Pib_, Vbias_, W_, WA_;
   std::vector<double> q_;
-  std::vector<Vec6> base_sequence_, load_sequence_;
+  std::vector<Vec6> base_sequence_;
+  // Per load, stride_ entries each: the applied wrench's derivatives (aligned frames) and a
+  // world-frame load's point x^(k) (falling frame); a body-frame load's transport.
+  std::vector<Vec6> applied_;
+  std::vector<Vec3> load_point_;
+  std::vector<higher_order_kernels::FrameTransport> load_transport_;
+  int load_order_ = 0;
+  const LoadRates no_load_rates_;
   std::vector<RigidInertia> inertia_;  // M^(k): spatial inertias and their derivatives (m = 0 for k > 0)
   std::vector<Mat6> articulated_;
   std::vector<Vec6> U_;
@@ -576,7 +635,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics {
   higher_order_kernels::FrameTransport twist_in_, wrench_out_, wrench_in_, twist_out_;
   HybridSplit all_force_;
   Eigen::MatrixXd forward_forces_;
-  std::optional<higher_order_kernels::BodyFrameInverseDynamics> body_frame_;  // H-GRNE of body_frame_inverse policies
+  std::optional<higher_order_kernels::BodyFrameDynamics> body_frame_;  // the algorithms of in_body_frames policies
 };
 
 }  // namespace liembs
