@@ -308,6 +308,7 @@ int main(int argc, char** argv) {
 #endif
   } catch (const std::exception& error) {
     std::cerr << "bench-higher-order: " << error.what() << "\n";
+    benchmark::ClearRegisteredBenchmarks();
     return 1;
   }
   int count = argc;
@@ -379,5 +380,8 @@ int main(int argc, char** argv) {
       const auto [c_linear, r2_linear] = fit(A.leftCols(2), y);
       std::printf("| %s %s | %.3f | %.3f | %.4f | %.5f | %.5f |\n", model.c_str(), kernel, c(0), c(1), c(2), r2, r2_linear);
     }
+  // The benchmarks hold objects of the plugins (the bound algorithms in their lambdas):
+  // release them here, explicitly, before the plugin registry (a static) unloads the plugins.
+  benchmark::ClearRegisteredBenchmarks();
   return 0;
 }
