@@ -7,6 +7,7 @@
 #include <liembs/batch/batch_evaluation.hpp>
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
@@ -213,6 +214,12 @@ class ModelHandle {
   py::object call_named(std::size_t index, std::initializer_list<py::handle> arguments,
                         const std::optional<std::string>& representation, unsigned threads);
 
+  // The moving joints in the order of force_by_reference's column blocks.
+  std::vector<std::string> moving_joint_names() const {
+    std::vector<std::string> names;
+    for (const int node : joint_first_nodes(*tree_)) names.push_back(model_->joints[tree_->dof_joint[static_cast<std::size_t>(node)]].name);
+    return names;
+  }
   std::size_t positions() const { return static_cast<std::size_t>(tree_->dof()) + (tree_->floating_base ? 7 : 0); }
   std::size_t velocities() const { return static_cast<std::size_t>(tree_->velocity_dimension()); }
   const KinematicTree& tree() const { return *tree_; }
@@ -255,6 +262,14 @@ class ModelHandle {
     static const char* const forward[4] = {"acceleration", "acceleration_by_q", "acceleration_by_u", "acceleration_by_force"};
     if (algorithm == "rnea-derivatives") return derivatives(inverse);
     if (algorithm == "aba-derivatives") return derivatives(forward);
+    if (algorithm == "rnea-geometric-derivatives") {  // tau, then dtau/dB and dtau/dX row-major
+      const auto references = static_cast<py::ssize_t>(6 * joint_first_nodes(*tree_).size()), screws = static_cast<py::ssize_t>(6 * tree_->dof());
+      py::dict out;
+      out["force"] = vector(0);
+      out["force_by_reference"] = matrix(nv, references);
+      out["force_by_screw"] = matrix(nv + nv * references, screws);
+      return out;
+    }
     return flat;
   }
 
@@ -429,6 +444,9 @@ const NamedAlgorithm named_algorithms[] = {
     {"aba_derivatives", "aba-derivatives", 3, "tau", false,
      "Forward dynamics and its derivatives: dict acceleration, acceleration_by_q, acceleration_by_u, acceleration_by_force."},
     {"regressor", "regressor", 3, "qdd", false, "Inverse-dynamics regressor Y, shape (nv, 10 bodies), tau = Y pi."},
+    {"rnea_geometric_derivatives", "rnea-geometric-derivatives", 3, "qdd", false,
+     "Inverse dynamics and its derivatives by the joints' geometry: dict force, force_by_reference (nv, 6 per moving "
+     "joint, see moving_joint_names), force_by_screw (nv, 6 per degree of freedom)."},
 };
 
 // The data of a 1-D, C-contiguous, aligned, native float64 array of `length` entries, else
@@ -545,6 +563,8 @@ PYBIND11_MODULE(liembs, module) {
       .def_property_readonly("nv", &ModelHandle::velocities, "Generalized velocities (6 base twist entries if floating, then q').")
       .def_property_readonly("floating_base", [](const ModelHandle& m) { return m.tree().floating_base; })
       .def_property_readonly("coordinate_names", [](const ModelHandle& m) { return m.tree().dof_names; })
+      .def_property_readonly("moving_joint_names", &ModelHandle::moving_joint_names,
+                             "The moving joints, in the order of rnea_geometric_derivatives' force_by_reference blocks.")
       .def_property_readonly("body_names",
                              [](const ModelHandle& m) {
                                std::vector<std::string> names;

@@ -95,8 +95,47 @@ void read_directions(double** Y, int nv, Eigen::MatrixXd& first, Eigen::MatrixXd
 
 }  // namespace
 
+Vec3 AdolcTape::load_state(const char* what, const TreeState& state, const Eigen::VectorXd& third, const char* input,
+                           int q_row) {
+  const ScalarTree& tree = *tree_;
+  const int n = tree.dof(), nv = dependents_;
+  if (third.size() != nv || state.q.size() != n || state.qd.size() != n)
+    throw Error(std::string("AD baseline ") + what + ": expected a state with " + std::to_string(n) + " joints and " +
+                input + " of " + std::to_string(nv));
+  point_.assign(static_cast<std::size_t>(independents_), 0.0);
+  const Vec3 gamma = state.base.R.transpose() * tree.gravity;
+  if (tree.floating)
+    for (int c = 0; c < 6; ++c) {
+      if (c < 3) point_[static_cast<std::size_t>(c)] = gamma(c);
+      point_[static_cast<std::size_t>(3 + c)] = state.base_twist(c);
+    }
+  for (int i = 0; i < n; ++i) {
+    point_[static_cast<std::size_t>(q_row + i)] = state.q(i);
+    point_[static_cast<std::size_t>(q_row + n + i)] = state.qd(i);
+  }
+  return gamma;
+}
+
+void AdolcTape::first_derivatives(const Vec3& gamma, int q_row, const std::vector<int>& third_rows, Eigen::VectorXd& value,
+                                  Eigen::MatrixXd& by_q, Eigen::MatrixXd& by_u, Eigen::MatrixXd& by_third) {
+  const int nv = dependents_;
+  value_.resize(static_cast<std::size_t>(nv));
+  if (nv > 0) {  // (nothing moves: empty matrices, as the analytic derivatives give)
+    double** X = X_.resize(independents_, 3 * nv);
+    double** Y = Y_.resize(dependents_, 3 * nv);
+    seed_directions(X, independents_, *tree_, gamma, q_row, third_rows);
+    fov_forward(tag_, dependents_, independents_, 3 * nv, point_.data(), X, value_.data(), Y);
+    read_directions(Y, nv, by_q, by_u, by_third);
+  } else {
+    by_q.resize(0, 0);
+    by_u.resize(0, 0);
+    by_third.resize(0, 0);
+  }
+  value = Eigen::Map<const Eigen::VectorXd>(value_.data(), nv);
+}
+
 AdolcInverseDynamics::AdolcInverseDynamics(std::shared_ptr<const ScalarTree> tree, short tag)
-    : tree_(std::move(tree)), tag_(tag) {
+    : AdolcTape(std::move(tree), tag) {
   const int n = tree_->dof(), base = tree_->floating ? 15 : 0;
   independents_ = base + 3 * n;
   dependents_ = tree_->velocity_dimension();
@@ -153,45 +192,23 @@ void AdolcInverseDynamics::inverse_dynamics(const TreeState& state, const Eigen:
 void AdolcInverseDynamics::derivatives(const TreeState& state, const Eigen::VectorXd& acceleration,
                                        InverseDynamicsDerivatives& out) {
   const ScalarTree& tree = *tree_;
-  const int n = tree.dof(), nv = dependents_, base = tree.floating ? 15 : 0;
-  if (acceleration.size() != nv || state.q.size() != n || state.qd.size() != n)
-    throw Error("AD baseline RNEA: expected a state with " + std::to_string(n) + " joints and an acceleration of " +
-                std::to_string(nv));
-  if (nv == 0) {  // nothing moves: empty matrices (as the analytic derivatives give)
-    out.force.resize(0);
-    out.force_by_q.resize(0, 0);
-    out.force_by_u.resize(0, 0);
-    out.mass.resize(0, 0);
-    return;
-  }
-  point_.assign(static_cast<std::size_t>(independents_), 0.0);
-  value_.resize(static_cast<std::size_t>(dependents_));
-  const Vec3 gamma = state.base.R.transpose() * tree.gravity;
-  if (tree.floating)
-    for (int c = 0; c < 6; ++c) {
-      if (c < 3) point_[static_cast<std::size_t>(c)] = gamma(c);
-      point_[static_cast<std::size_t>(3 + c)] = state.base_twist(c);
-      point_[static_cast<std::size_t>(9 + c)] = acceleration(c);  // V'
-    }
-  for (int i = 0; i < n; ++i) {
-    point_[static_cast<std::size_t>(base + i)] = state.q(i);
-    point_[static_cast<std::size_t>(base + n + i)] = state.qd(i);
-    point_[static_cast<std::size_t>(base + 2 * n + i)] = acceleration((tree.floating ? 6 : 0) + i);
-  }
+  const int n = tree.dof(), base = tree.floating ? 15 : 0;
+  const Vec3 gamma = load_state("RNEA", state, acceleration, "an acceleration", base);
   std::vector<int> rate_rows;  // u': V' then q''
   if (tree.floating)
-    for (int c = 0; c < 6; ++c) rate_rows.push_back(9 + c);
-  for (int i = 0; i < n; ++i) rate_rows.push_back(base + 2 * n + i);
-  double** X = X_.resize(independents_, 3 * nv);
-  double** Y = Y_.resize(dependents_, 3 * nv);
-  seed_directions(X, independents_, tree, gamma, base, rate_rows);
-  fov_forward(tag_, dependents_, independents_, 3 * nv, point_.data(), X, value_.data(), Y);
-  out.force = Eigen::Map<const Eigen::VectorXd>(value_.data(), nv);
-  read_directions(Y, nv, out.force_by_q, out.force_by_u, out.mass);
+    for (int c = 0; c < 6; ++c) {
+      point_[static_cast<std::size_t>(9 + c)] = acceleration(c);
+      rate_rows.push_back(9 + c);
+    }
+  for (int i = 0; i < n; ++i) {
+    point_[static_cast<std::size_t>(base + 2 * n + i)] = acceleration((tree.floating ? 6 : 0) + i);
+    rate_rows.push_back(base + 2 * n + i);
+  }
+  first_derivatives(gamma, base, rate_rows, out.force, out.force_by_q, out.force_by_u, out.mass);
 }
 
 AdolcForwardDynamics::AdolcForwardDynamics(std::shared_ptr<const ScalarTree> tree, short tag)
-    : tree_(std::move(tree)), tag_(tag) {
+    : AdolcTape(std::move(tree), tag) {
   const int n = tree_->dof(), base = tree_->floating ? 9 : 0;
   independents_ = base + 2 * n + tree_->velocity_dimension();
   dependents_ = tree_->velocity_dimension();
@@ -249,41 +266,15 @@ void AdolcForwardDynamics::forward_dynamics(const TreeState& state, const Eigen:
 
 void AdolcForwardDynamics::derivatives(const TreeState& state, const Eigen::VectorXd& force,
                                        ForwardDynamicsDerivatives& out) {
-  const ScalarTree& tree = *tree_;
-  const int n = tree.dof(), nv = dependents_, base = tree.floating ? 9 : 0, tau = base + 2 * n;
-  if (force.size() != nv || state.q.size() != n || state.qd.size() != n)
-    throw Error("AD baseline ABA: expected a state with " + std::to_string(n) + " joints and a force of " +
-                std::to_string(nv));
-  if (nv == 0) {
-    out.acceleration.resize(0);
-    out.acceleration_by_q.resize(0, 0);
-    out.acceleration_by_u.resize(0, 0);
-    out.acceleration_by_force.resize(0, 0);
-    return;
-  }
-  point_.assign(static_cast<std::size_t>(independents_), 0.0);
-  value_.resize(static_cast<std::size_t>(dependents_));
-  const Vec3 gamma = state.base.R.transpose() * tree.gravity;
-  if (tree.floating)
-    for (int c = 0; c < 6; ++c) {
-      if (c < 3) point_[static_cast<std::size_t>(c)] = gamma(c);
-      point_[static_cast<std::size_t>(3 + c)] = state.base_twist(c);
-    }
-  for (int i = 0; i < n; ++i) {
-    point_[static_cast<std::size_t>(base + i)] = state.q(i);
-    point_[static_cast<std::size_t>(base + n + i)] = state.qd(i);
-  }
+  const int n = tree_->dof(), nv = dependents_, base = tree_->floating ? 9 : 0, tau = base + 2 * n;
+  const Vec3 gamma = load_state("ABA", state, force, "a force", base);
   std::vector<int> force_rows;
   for (int i = 0; i < nv; ++i) {
     point_[static_cast<std::size_t>(tau + i)] = force(i);
     force_rows.push_back(tau + i);
   }
-  double** X = X_.resize(independents_, 3 * nv);
-  double** Y = Y_.resize(dependents_, 3 * nv);
-  seed_directions(X, independents_, tree, gamma, base, force_rows);
-  fov_forward(tag_, dependents_, independents_, 3 * nv, point_.data(), X, value_.data(), Y);
-  out.acceleration = Eigen::Map<const Eigen::VectorXd>(value_.data(), nv);
-  read_directions(Y, nv, out.acceleration_by_q, out.acceleration_by_u, out.acceleration_by_force);
+  first_derivatives(gamma, base, force_rows, out.acceleration, out.acceleration_by_q, out.acceleration_by_u,
+                    out.acceleration_by_force);
 }
 
 }  // namespace liembs::ad_baseline

@@ -14,29 +14,16 @@
 
 #include <catch2/catch.hpp>
 
-#include <random_trees.hpp>
-#include <representation_plugins.hpp>
+#include <derivative_checks.hpp>
 
 #include <algorithm>
 #include <functional>
 #include <random>
 
 using namespace liembs;
-using liembs::testing::random_state;
-using liembs::testing::random_tree_model;
-using liembs::testing::random_vector;
-using liembs::testing::RepresentationPlugins;
-using liembs::testing::tree_variants;
-using liembs::testing::with_loads;
+using namespace liembs::testing::derivative_checks;
 
 namespace {
-
-constexpr double fd_step = 1e-6;
-constexpr double fd_tolerance = 1e-6;
-constexpr double roundoff_tolerance = 1e-10;
-
-using liembs::testing::relative_error;
-const RepresentationPlugins& plugins() { return liembs::testing::build_tree_representations(); }
 
 // The state moved by h along generalized coordinate c: the base along C exp(h e_c), or q_j.
 TreeState moved_configuration(const KinematicTree& tree, const TreeState& state, int c, double h) {

@@ -22,27 +22,15 @@
 
 #include <catch2/catch.hpp>
 
-#include <random_trees.hpp>
-#include <representation_plugins.hpp>
+#include <derivative_checks.hpp>
 
 #include <functional>
 #include <random>
 
 using namespace liembs;
-using liembs::testing::random_state;
-using liembs::testing::random_tree_model;
-using liembs::testing::random_vector;
-using liembs::testing::relative_error;
-using liembs::testing::tree_variants;
-using liembs::testing::with_loads;
+using namespace liembs::testing::derivative_checks;
 
 namespace {
-
-constexpr double fd_step = 1e-6;
-constexpr double fd_tolerance = 1e-6;
-constexpr double roundoff_tolerance = 1e-10;
-
-const liembs::testing::RepresentationPlugins& plugins() { return liembs::testing::build_tree_representations(); }
 
 // The bodies below joint j (its child included), through every joint.
 std::vector<bool> subtree_bodies(const Model& model, std::size_t j) {

@@ -92,6 +92,19 @@ BoundTree bind_all(const Representations& representations, const Model& model) {
   return bound;
 }
 
+// Runs check(seed, model, bound) on seeds_per_variant random models of every variant, each
+// bound to every representation.
+template <class Check>
+void for_each_random_tree(const Representations& representations, Check&& check) {
+  for (const auto& variant : tree_variants())
+    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
+      INFO(variant.name << ", seed " << seed);
+      const Model model = random_tree_model(seed, variant.options);
+      BoundTree bound = bind_all(representations, model);
+      check(seed, model, bound);
+    }
+}
+
 // Fails the test case (not a skip) when a representation plugin is missing.
 #define REQUIRE_ALL_REPRESENTATIONS(representations)                                     \
   do {                                                                                   \
@@ -117,43 +130,38 @@ TEST_CASE("recursive inverse dynamics, mass, Coriolis and gravity terms equal th
           "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for (const auto& variant : tree_variants()) {
-    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
-      INFO(variant.name << ", seed " << seed);
-      const Model model = random_tree_model(seed, variant.options);
-      BoundTree bound = bind_all(representations, model);
-      const KinematicTree& tree = *bound.tree;
-      const int nv = tree.velocity_dimension();
-      const TreeState state = random_state(tree, 1000 + seed);
-      const Eigen::VectorXd acceleration = random_vector(nv, 2000 + seed);
+  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+    const KinematicTree& tree = *bound.tree;
+    const int nv = tree.velocity_dimension();
+    const TreeState state = random_state(tree, 1000 + seed);
+    const Eigen::VectorXd acceleration = random_vector(nv, 2000 + seed);
 
-      const Eigen::VectorXd force_reference = closed_form::inverse_dynamics(tree, state, acceleration);
-      const Eigen::MatrixXd mass_reference = closed_form::mass_matrix(tree, state);
-      const Eigen::MatrixXd coriolis_reference = closed_form::coriolis_matrix(tree, state);
-      const Eigen::VectorXd gravity_reference = closed_form::gravity_forces(tree, state);
+    const Eigen::VectorXd force_reference = closed_form::inverse_dynamics(tree, state, acceleration);
+    const Eigen::MatrixXd mass_reference = closed_form::mass_matrix(tree, state);
+    const Eigen::MatrixXd coriolis_reference = closed_form::coriolis_matrix(tree, state);
+    const Eigen::VectorXd gravity_reference = closed_form::gravity_forces(tree, state);
 
-      std::vector<Eigen::VectorXd> forces;
-      for (auto& [name, dynamics] : bound.dynamics) {
-        INFO("representation " << name);
-        Eigen::VectorXd force, gravity;
-        Eigen::MatrixXd mass, coriolis;
-        dynamics->inverse_dynamics(state, acceleration, force);
-        dynamics->mass_matrix(state, mass);
-        dynamics->coriolis_matrix(state, coriolis);
-        dynamics->gravity_forces(state, gravity);
-        CHECK(relative_error(force, force_reference) < roundoff_tolerance);
-        CHECK(relative_error(mass, mass_reference) < roundoff_tolerance);
-        CHECK(relative_error(coriolis, coriolis_reference) < roundoff_tolerance);
-        CHECK(relative_error(gravity, gravity_reference) < roundoff_tolerance);
-        forces.push_back(force);
-      }
-      // The representations agree with each other (T1 of 000 section 10).
-      for (std::size_t r = 1; r < forces.size(); ++r) {
-        INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
-        CHECK(relative_error(forces[r], forces[0]) < roundoff_tolerance);
-      }
+    std::vector<Eigen::VectorXd> forces;
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name);
+      Eigen::VectorXd force, gravity;
+      Eigen::MatrixXd mass, coriolis;
+      dynamics->inverse_dynamics(state, acceleration, force);
+      dynamics->mass_matrix(state, mass);
+      dynamics->coriolis_matrix(state, coriolis);
+      dynamics->gravity_forces(state, gravity);
+      CHECK(relative_error(force, force_reference) < roundoff_tolerance);
+      CHECK(relative_error(mass, mass_reference) < roundoff_tolerance);
+      CHECK(relative_error(coriolis, coriolis_reference) < roundoff_tolerance);
+      CHECK(relative_error(gravity, gravity_reference) < roundoff_tolerance);
+      forces.push_back(force);
     }
-  }
+    // The representations agree with each other (T1 of 000 section 10).
+    for (std::size_t r = 1; r < forces.size(); ++r) {
+      INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
+      CHECK(relative_error(forces[r], forces[0]) < roundoff_tolerance);
+    }
+  });
 }
 
 TEST_CASE("CRBA writes every entry of M, whatever the output held, and M does not depend on the base pose",
@@ -163,145 +171,126 @@ TEST_CASE("CRBA writes every entry of M, whatever the output held, and M does no
   // NaN or with another state's M gives the closed form at the true base pose.
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for (const auto& variant : tree_variants()) {
-    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
-      INFO(variant.name << ", seed " << seed);
-      BoundTree bound = bind_all(representations, random_tree_model(seed, variant.options));
-      const KinematicTree& tree = *bound.tree;
-      const int nv = tree.velocity_dimension();
-      const TreeState state = random_state(tree, 1000 + seed), other = random_state(tree, 7000 + seed);
-      const Eigen::MatrixXd reference = closed_form::mass_matrix(tree, state);
-      for (auto& [name, dynamics] : bound.dynamics) {
-        INFO("representation " << name);
-        Eigen::MatrixXd mass = Eigen::MatrixXd::Constant(nv, nv, std::numeric_limits<double>::quiet_NaN());
-        dynamics->mass_matrix(state, mass);
-        CHECK(relative_error(mass, reference) < roundoff_tolerance);
-        dynamics->mass_matrix(other, mass);
-        dynamics->mass_matrix(state, mass);
-        CHECK(relative_error(mass, reference) < roundoff_tolerance);
-        if (tree.floating_base) {  // another base pose, same joints: the same M
-          TreeState moved_base = other;
-          moved_base.q = state.q;
-          moved_base.qd = state.qd;
-          CHECK(relative_error(closed_form::mass_matrix(tree, moved_base), reference) < roundoff_tolerance);
-        }
+  for_each_random_tree(representations, [&](unsigned seed, const Model& /*model*/, BoundTree& bound) {
+    const KinematicTree& tree = *bound.tree;
+    const int nv = tree.velocity_dimension();
+    const TreeState state = random_state(tree, 1000 + seed), other = random_state(tree, 7000 + seed);
+    const Eigen::MatrixXd reference = closed_form::mass_matrix(tree, state);
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name);
+      Eigen::MatrixXd mass = Eigen::MatrixXd::Constant(nv, nv, std::numeric_limits<double>::quiet_NaN());
+      dynamics->mass_matrix(state, mass);
+      CHECK(relative_error(mass, reference) < roundoff_tolerance);
+      dynamics->mass_matrix(other, mass);
+      dynamics->mass_matrix(state, mass);
+      CHECK(relative_error(mass, reference) < roundoff_tolerance);
+      if (tree.floating_base) {  // another base pose, same joints: the same M
+        TreeState moved_base = other;
+        moved_base.q = state.q;
+        moved_base.qd = state.qd;
+        CHECK(relative_error(closed_form::mass_matrix(tree, moved_base), reference) < roundoff_tolerance);
       }
     }
-  }
+  });
 }
 
 TEST_CASE("recursive forward dynamics (ABA and CRBA + Cholesky) equal the closed form and invert the RNEA",
           "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for (const auto& variant : tree_variants()) {
-    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
-      INFO(variant.name << ", seed " << seed);
-      const Model model = random_tree_model(seed, variant.options);
-      BoundTree bound = bind_all(representations, model);
-      const KinematicTree& tree = *bound.tree;
-      const int nv = tree.velocity_dimension();
-      const TreeState state = random_state(tree, 3000 + seed);
-      const Eigen::VectorXd force = random_vector(nv, 4000 + seed, 10.0);
-      const Eigen::VectorXd acceleration_reference = closed_form::forward_dynamics(tree, state, force);
-      // A solve with M loses log10(cond M) digits.
-      const double tolerance = roundoff_tolerance * std::max(1.0, 1e-2 * condition_number(closed_form::mass_matrix(tree, state)));
-      const Eigen::VectorXd input_acceleration = random_vector(nv, 5000 + seed);
+  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+    const KinematicTree& tree = *bound.tree;
+    const int nv = tree.velocity_dimension();
+    const TreeState state = random_state(tree, 3000 + seed);
+    const Eigen::VectorXd force = random_vector(nv, 4000 + seed, 10.0);
+    const Eigen::VectorXd acceleration_reference = closed_form::forward_dynamics(tree, state, force);
+    // A solve with M loses log10(cond M) digits.
+    const double tolerance = roundoff_tolerance * std::max(1.0, 1e-2 * condition_number(closed_form::mass_matrix(tree, state)));
+    const Eigen::VectorXd input_acceleration = random_vector(nv, 5000 + seed);
 
-      std::vector<Eigen::VectorXd> accelerations;
-      for (auto& [name, dynamics] : bound.dynamics) {
-        INFO("representation " << name << ", tolerance " << tolerance);
-        Eigen::VectorXd aba, cholesky, force_of_input, round_trip;
-        dynamics->forward_dynamics(state, force, aba);
-        dynamics->forward_dynamics_cholesky(state, force, cholesky);
-        CHECK(relative_error(aba, acceleration_reference) < tolerance);
-        CHECK(relative_error(cholesky, acceleration_reference) < tolerance);
-        CHECK(relative_error(aba, cholesky) < tolerance);
-        // Forward dynamics of inverse dynamics returns the input acceleration (T11).
-        dynamics->inverse_dynamics(state, input_acceleration, force_of_input);
-        dynamics->forward_dynamics(state, force_of_input, round_trip);
-        CHECK(relative_error(round_trip, input_acceleration) < tolerance);
-        dynamics->forward_dynamics_cholesky(state, force_of_input, round_trip);
-        CHECK(relative_error(round_trip, input_acceleration) < tolerance);
-        accelerations.push_back(aba);
-      }
-      for (std::size_t r = 1; r < accelerations.size(); ++r) {
-        INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
-        CHECK(relative_error(accelerations[r], accelerations[0]) < tolerance);
-      }
+    std::vector<Eigen::VectorXd> accelerations;
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name << ", tolerance " << tolerance);
+      Eigen::VectorXd aba, cholesky, force_of_input, round_trip;
+      dynamics->forward_dynamics(state, force, aba);
+      dynamics->forward_dynamics_cholesky(state, force, cholesky);
+      CHECK(relative_error(aba, acceleration_reference) < tolerance);
+      CHECK(relative_error(cholesky, acceleration_reference) < tolerance);
+      CHECK(relative_error(aba, cholesky) < tolerance);
+      // Forward dynamics of inverse dynamics returns the input acceleration (T11).
+      dynamics->inverse_dynamics(state, input_acceleration, force_of_input);
+      dynamics->forward_dynamics(state, force_of_input, round_trip);
+      CHECK(relative_error(round_trip, input_acceleration) < tolerance);
+      dynamics->forward_dynamics_cholesky(state, force_of_input, round_trip);
+      CHECK(relative_error(round_trip, input_acceleration) < tolerance);
+      accelerations.push_back(aba);
     }
-  }
+    for (std::size_t r = 1; r < accelerations.size(); ++r) {
+      INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
+      CHECK(relative_error(accelerations[r], accelerations[0]) < tolerance);
+    }
+  });
 }
 
 TEST_CASE("recursive body kinematics and body Jacobians equal the closed form in every representation",
           "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for (const auto& variant : tree_variants()) {
-    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
-      INFO(variant.name << ", seed " << seed);
-      const Model model = random_tree_model(seed, variant.options);
-      BoundTree bound = bind_all(representations, model);
-      const KinematicTree& tree = *bound.tree;
-      const int nv = tree.velocity_dimension();
-      const TreeState state = random_state(tree, 6000 + seed);
-      const Eigen::VectorXd acceleration = random_vector(nv, 7000 + seed);
-      const BodyKinematics reference = closed_form::body_kinematics(tree, state, acceleration);
-      const std::size_t bodies = model.bodies.size();
+  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+    const KinematicTree& tree = *bound.tree;
+    const int nv = tree.velocity_dimension();
+    const TreeState state = random_state(tree, 6000 + seed);
+    const Eigen::VectorXd acceleration = random_vector(nv, 7000 + seed);
+    const BodyKinematics reference = closed_form::body_kinematics(tree, state, acceleration);
+    const std::size_t bodies = model.bodies.size();
 
-      for (auto& [name, dynamics] : bound.dynamics) {
-        INFO("representation " << name);
-        BodyKinematics kinematics;
-        dynamics->body_kinematics(state, acceleration, kinematics);
-        std::vector<Matrix6X> jacobians, rates;
-        dynamics->body_jacobians(state, jacobians, &rates);
-        REQUIRE(kinematics.poses.size() == bodies);
-        REQUIRE(kinematics.twists.size() == bodies);
-        REQUIRE(kinematics.accelerations.size() == bodies);
-        REQUIRE(jacobians.size() == bodies);
-        REQUIRE(rates.size() == bodies);
-        std::vector<Matrix6X> jacobians_only;
-        dynamics->body_jacobians(state, jacobians_only, nullptr);
-        REQUIRE(jacobians_only.size() == bodies);
-        for (std::size_t b = 0; b < bodies; ++b) {
-          INFO("body " << model.bodies[b].name);
-          CHECK(relative_error(kinematics.poses[b].matrix(), reference.poses[b].matrix()) < roundoff_tolerance);
-          CHECK(relative_error(kinematics.twists[b], reference.twists[b]) < roundoff_tolerance);
-          CHECK(relative_error(kinematics.accelerations[b], reference.accelerations[b]) < roundoff_tolerance);
-          CHECK(relative_error(jacobians[b], closed_form::body_jacobian(tree, state, b)) < roundoff_tolerance);
-          CHECK(relative_error(rates[b], closed_form::body_jacobian_rate(tree, state, b)) < roundoff_tolerance);
-          CHECK(relative_error(jacobians_only[b], jacobians[b]) < roundoff_tolerance);
-        }
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name);
+      BodyKinematics kinematics;
+      dynamics->body_kinematics(state, acceleration, kinematics);
+      std::vector<Matrix6X> jacobians, rates;
+      dynamics->body_jacobians(state, jacobians, &rates);
+      REQUIRE(kinematics.poses.size() == bodies);
+      REQUIRE(kinematics.twists.size() == bodies);
+      REQUIRE(kinematics.accelerations.size() == bodies);
+      REQUIRE(jacobians.size() == bodies);
+      REQUIRE(rates.size() == bodies);
+      std::vector<Matrix6X> jacobians_only;
+      dynamics->body_jacobians(state, jacobians_only, nullptr);
+      REQUIRE(jacobians_only.size() == bodies);
+      for (std::size_t b = 0; b < bodies; ++b) {
+        INFO("body " << model.bodies[b].name);
+        CHECK(relative_error(kinematics.poses[b].matrix(), reference.poses[b].matrix()) < roundoff_tolerance);
+        CHECK(relative_error(kinematics.twists[b], reference.twists[b]) < roundoff_tolerance);
+        CHECK(relative_error(kinematics.accelerations[b], reference.accelerations[b]) < roundoff_tolerance);
+        CHECK(relative_error(jacobians[b], closed_form::body_jacobian(tree, state, b)) < roundoff_tolerance);
+        CHECK(relative_error(rates[b], closed_form::body_jacobian_rate(tree, state, b)) < roundoff_tolerance);
+        CHECK(relative_error(jacobians_only[b], jacobians[b]) < roundoff_tolerance);
       }
     }
-  }
+  });
 }
 
 TEST_CASE("recursive mass matrix is SPD and M' - 2C is skew-symmetric in every representation", "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for (const auto& variant : tree_variants()) {
-    for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
-      INFO(variant.name << ", seed " << seed);
-      const Model model = random_tree_model(seed, variant.options);
-      BoundTree bound = bind_all(representations, model);
-      const KinematicTree& tree = *bound.tree;
-      const TreeState state = random_state(tree, 8000 + seed);
-      if (tree.velocity_dimension() == 0) continue;
-      for (auto& [name, dynamics] : bound.dynamics) {
-        INFO("representation " << name);
-        Eigen::MatrixXd M, M_plus, M_minus, C;
-        dynamics->mass_matrix(state, M);
-        CHECK(relative_error(M, Eigen::MatrixXd(M.transpose())) < roundoff_tolerance);
-        CHECK(Eigen::LLT<Eigen::MatrixXd>(M).info() == Eigen::Success);
-        dynamics->mass_matrix(moved(tree, state, fd_step), M_plus);
-        dynamics->mass_matrix(moved(tree, state, -fd_step), M_minus);
-        dynamics->coriolis_matrix(state, C);
-        const Eigen::MatrixXd S = (M_plus - M_minus) / (2.0 * fd_step) - 2.0 * C;
-        CHECK(symmetric_part(S) < fd_tolerance);
-      }
+  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+    const KinematicTree& tree = *bound.tree;
+    const TreeState state = random_state(tree, 8000 + seed);
+    if (tree.velocity_dimension() == 0) return;
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name);
+      Eigen::MatrixXd M, M_plus, M_minus, C;
+      dynamics->mass_matrix(state, M);
+      CHECK(relative_error(M, Eigen::MatrixXd(M.transpose())) < roundoff_tolerance);
+      CHECK(Eigen::LLT<Eigen::MatrixXd>(M).info() == Eigen::Success);
+      dynamics->mass_matrix(moved(tree, state, fd_step), M_plus);
+      dynamics->mass_matrix(moved(tree, state, -fd_step), M_minus);
+      dynamics->coriolis_matrix(state, C);
+      const Eigen::MatrixXd S = (M_plus - M_minus) / (2.0 * fd_step) - 2.0 * C;
+      CHECK(symmetric_part(S) < fd_tolerance);
     }
-  }
+  });
 }
 
 TEST_CASE("constant loads enter the recursive dynamics as -J_b^T W_b in every representation", "[dynamics]") {
@@ -313,20 +302,8 @@ TEST_CASE("constant loads enter the recursive dynamics as -J_b^T W_b in every re
   for (const auto& variant : tree_variants()) {
     for (unsigned seed = 1; seed <= seeds_per_variant; ++seed) {
       INFO(variant.name << ", seed " << seed);
-      Model model = random_tree_model(seed, variant.options);
-      const Model unloaded = model;
-      const Eigen::VectorXd wrench_values = random_vector(12 * static_cast<Eigen::Index>(model.bodies.size()), 9000 + seed);
-      for (std::size_t b = 0; b < model.bodies.size(); ++b) {
-        for (const AppliedWrench::Frame frame : {AppliedWrench::Frame::body, AppliedWrench::Frame::world}) {
-          AppliedWrench load;
-          load.body = b;
-          load.frame = frame;
-          const Eigen::Index at = 12 * static_cast<Eigen::Index>(b) + (frame == AppliedWrench::Frame::world ? 6 : 0);
-          load.moment = wrench_values.segment<3>(at);
-          load.force = wrench_values.segment<3>(at + 3);
-          model.loads.push_back(load);
-        }
-      }
+      const Model unloaded = random_tree_model(seed, variant.options);
+      const Model model = liembs::testing::with_loads(unloaded, 9000 + seed);  // a body- and a world-frame load on every body
       BoundTree bound = bind_all(representations, model);
       BoundTree bound_unloaded = bind_all(representations, unloaded);
       const KinematicTree& tree = *bound.tree;

@@ -39,10 +39,14 @@
 // plus L S, L = [[x~ f~ + m~, 0], [f~, 0]] (a load enters f_l with a minus sign).
 //
 // Forward dynamics: the first sweep runs at u' = 0 and gives the bias and M (from the
-// composites), u' = M^-1 (tau - bias) by Cholesky, the accelerations are then added to A_i
-// and F_i, and du'/dx = -M^-1 dtau/dx.
+// composites), u' = M^-1 (tau - bias), the accelerations are then added to A_i and F_i, and
+// du'/dx = -M^-1 dtau/dx. M is factored in tree order, M = L^T D L with L as sparse as M
+// (Featherstone's LTDL, O(n d^2), tree_mass_factorization.hpp), and M^-1, dtau/dq and
+// dtau/du, which all have the tree's sparsity, are solved as 3 nv right-hand sides: no
+// dense Cholesky, no dense n^3 products.
 #include <liembs/dynamics/recursive_algorithms.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
+#include <liembs/dynamics/tree_mass_factorization.hpp>
 
 #include <span>
 
@@ -158,6 +162,9 @@ class RecursiveDerivatives final : public TreeDerivatives {
     forward_pass(state, &acceleration, true);
     backward_pass();
     generalized_forces(out.force);
+    const int nv = nodes_.velocity_dimension();
+    out.force_by_u.resize(nv, nv);
+    out.force_by_q.resize(nv, nv);
     velocity_columns(out.force_by_u, out.mass);
     configuration_columns(out.force_by_q);
   }
@@ -168,17 +175,24 @@ class RecursiveDerivatives final : public TreeDerivatives {
     forward_pass(state, nullptr, true);  // u' = 0: the bias
     backward_pass();
     generalized_forces(bias_);
-    velocity_columns(force_by_u_, mass_);
-    cholesky_.compute(mass_);
-    if (cholesky_.info() != Eigen::Success)
-      throw SimulationError("singular configuration: the mass matrix is not positive definite");
-    out.acceleration = cholesky_.solve(force - bias_);
+    // [1 | dtau/dq | dtau/du] side by side, row-major, all three with the tree's sparsity,
+    // solved together with the tree-order factorization of M (tree_mass_factorization.hpp).
+    const int nv = nodes_.velocity_dimension();
+    right_hand_sides_.resize(nv, 3 * nv);
+    auto inverse = right_hand_sides_.leftCols(nv);
+    auto by_q = right_hand_sides_.middleCols(nv, nv);
+    auto by_u = right_hand_sides_.rightCols(nv);
+    velocity_columns(by_u, mass_);
+    factorization_.factorize(mass_);
+    out.acceleration = force - bias_;
+    factorization_.solve_in_place(out.acceleration);
     add_accelerations(out.acceleration);
-    configuration_columns(force_by_q_);
-    out.acceleration_by_force.setIdentity(mass_.rows(), mass_.cols());
-    cholesky_.solveInPlace(out.acceleration_by_force);
-    out.acceleration_by_q.noalias() = -out.acceleration_by_force * force_by_q_;
-    out.acceleration_by_u.noalias() = -out.acceleration_by_force * force_by_u_;
+    configuration_columns(by_q);
+    inverse.setIdentity();
+    factorization_.solve_tree_sparse_in_place(right_hand_sides_);
+    out.acceleration_by_force = inverse;
+    out.acceleration_by_q = -by_q;
+    out.acceleration_by_u = -by_u;
   }
 
   void inverse_dynamics_regressor(const TreeState& state, const Eigen::VectorXd& acceleration,
@@ -312,9 +326,11 @@ class RecursiveDerivatives final : public TreeDerivatives {
 
   // M and dtau/du (they do not depend on u'), and the per-node products I^c S, B^c^T S, H
   // that configuration_columns reuses.
-  void velocity_columns(Eigen::MatrixXd& by_u, Eigen::MatrixXd& mass) {
+  // (by_u: a matrix or block of size nv x nv.)
+  template <class Matrix>
+  void velocity_columns(Matrix& by_u, Eigen::MatrixXd& mass) {
     const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
-    by_u.setZero(nv, nv);
+    by_u.setZero();
     mass.setZero(nv, nv);
     const bool floating = nodes_.floating_base;
     if (floating) {
@@ -325,7 +341,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
       mass.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_IS_;
       for (int c = 0; c < 6; ++c) base_BS_.col(c) = root_coupling_ * base_adjoint_.col(c);
       base_block_.noalias() = root_matrix_ * base_rate_ - base_BS_;
-      by_u.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
+      by_u.template topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
@@ -348,16 +364,17 @@ class RecursiveDerivatives final : public TreeDerivatives {
       if (floating) {
         mass.block<1, 6>(row, 0) = a.transpose() * base_adjoint_;
         mass.block<6, 1>(0, row) = mass.block<1, 6>(row, 0).transpose();
-        by_u.block<1, 6>(row, 0) = a.transpose() * base_rate_ - b.transpose() * base_adjoint_.topRows<3>();
-        by_u.block<6, 1>(0, row) = base_adjoint_.transpose() * H_[k];
+        by_u.template block<1, 6>(row, 0) = a.transpose() * base_rate_ - b.transpose() * base_adjoint_.topRows<3>();
+        by_u.template block<6, 1>(0, row) = base_adjoint_.transpose() * H_[k];
       }
     }
   }
 
-  // dtau/dq at the current accelerations (velocity_columns ran first).
-  void configuration_columns(Eigen::MatrixXd& by_q) {
-    const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
-    by_q.setZero(nv, nv);
+  // dtau/dq at the current accelerations (velocity_columns ran first); by_q nv x nv.
+  template <class Matrix>
+  void configuration_columns(Matrix& by_q) {
+    const int n = nodes_.dof(), offset = base_offset();
+    by_q.setZero();
     const bool floating = nodes_.floating_base;
     if (floating) {
       // Phi_0 = [a_g, S_0]; only gravity and world loads stay when the base moves.
@@ -365,7 +382,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
       base_block_.noalias() = root_matrix_ * base_rate_;
       if (world_loads_)
         for (int c = 0; c < 6; ++c) base_block_.col(c) -= root_loads_ * base_adjoint_.col(c);
-      by_q.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
+      by_q.template topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
@@ -386,9 +403,9 @@ class RecursiveDerivatives final : public TreeDerivatives {
         by_q(offset + j, row) = S_[c].dot(G);
       }
       if (floating) {
-        by_q.block<1, 6>(row, 0) = a.transpose() * base_rate_;
-        if (world_loads_) by_q.block<1, 6>(row, 0) -= LS_[k].transpose() * base_adjoint_.topRows<3>();
-        by_q.block<6, 1>(0, row) = base_adjoint_.transpose() * G;
+        by_q.template block<1, 6>(row, 0) = a.transpose() * base_rate_;
+        if (world_loads_) by_q.template block<1, 6>(row, 0) -= LS_[k].transpose() * base_adjoint_.topRows<3>();
+        by_q.template block<6, 1>(0, row) = base_adjoint_.transpose() * G;
       }
     }
   }
@@ -444,8 +461,9 @@ class RecursiveDerivatives final : public TreeDerivatives {
   AngularOperator root_coupling_, root_loads_;
   // Forward dynamics.
   Eigen::VectorXd bias_;
-  Eigen::MatrixXd mass_, force_by_q_, force_by_u_;
-  Eigen::LLT<Eigen::MatrixXd> cholesky_;
+  Eigen::MatrixXd mass_;
+  RowMajorMatrix right_hand_sides_;
+  TreeMassFactorization factorization_{nodes_};
 };
 
 }  // namespace liembs
