@@ -4,20 +4,48 @@
 #include <liembs/error.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace liembs {
+
+namespace {
+
+// y[c] <- scale y[c] - sum_t coefficients[t] sources[t][c] for c in [begin, end), a source
+// taken only where c < limits[t] (it is zero from there on). Eight columns at a time in
+// registers, each y read and written once: the rows of a solve are short and many, and
+// updating y once per source would bound the loop by its stores.
+void gather_rows(double* y, Eigen::Index begin, Eigen::Index end, double scale, const double* const* sources,
+                 const double* coefficients, const Eigen::Index* limits, std::size_t count) {
+  using Chunk = Eigen::Array<double, 8, 1>;
+  Eigen::Index c = begin;
+  for (; c + 8 <= end; c += 8) {
+    Chunk sum = scale * Eigen::Map<const Chunk>(y + c);
+    for (std::size_t t = 0; t < count; ++t)
+      if (c < limits[t]) sum -= coefficients[t] * Eigen::Map<const Chunk>(sources[t] + c);
+    Eigen::Map<Chunk>(y + c) = sum;
+  }
+  for (; c < end; ++c) {
+    double value = scale * y[c];
+    for (std::size_t t = 0; t < count; ++t)
+      if (c < limits[t]) value -= coefficients[t] * sources[t][c];
+    y[c] = value;
+  }
+}
+
+}  // namespace
 
 TreeMassFactorization::TreeMassFactorization(const KinematicTree& tree) {
   const int offset = tree.floating_base ? 6 : 0;
   const int nv = tree.velocity_dimension();
+  const auto size = static_cast<std::size_t>(nv);
   // The parent of every generalized velocity: the base's six as a chain, then the nodes.
-  std::vector<int> parent(static_cast<std::size_t>(nv));
+  std::vector<int> parent(size);
   for (int k = 0; k < offset; ++k) parent[static_cast<std::size_t>(k)] = k - 1;
   for (int i = 0; i < tree.dof(); ++i) {
     const int p = tree.parent[static_cast<std::size_t>(i)];
     parent[static_cast<std::size_t>(offset + i)] = p >= 0 ? offset + p : offset - 1;
   }
-  last_.resize(static_cast<std::size_t>(nv));
+  last_.resize(size);
   for (int k = 0; k < nv; ++k) last_[static_cast<std::size_t>(k)] = k;
   for (int k = nv - 1; k >= 0; --k) {  // parents come first: the last descendant, leaves first
     const int p = parent[static_cast<std::size_t>(k)];
@@ -28,16 +56,34 @@ TreeMassFactorization::TreeMassFactorization(const KinematicTree& tree) {
     for (int j = parent[static_cast<std::size_t>(k)]; j >= 0; j = parent[static_cast<std::size_t>(j)]) ancestors_.push_back(j);
   }
   begin_.push_back(ancestors_.size());
+  // The same pairs seen from the ancestor: its descendants, with the index of L_dk.
+  std::vector<std::vector<std::pair<int, std::size_t>>> below(size);
+  for (int d = 0; d < nv; ++d)
+    for (std::size_t e = begin_[static_cast<std::size_t>(d)]; e < begin_[static_cast<std::size_t>(d) + 1]; ++e)
+      below[static_cast<std::size_t>(ancestors_[e])].emplace_back(d, e);
+  for (const auto& list : below) {
+    descendants_begin_.push_back(descendants_.size());
+    for (const auto& [d, e] : list) {
+      descendants_.push_back(d);
+      descendant_entries_.push_back(e);
+    }
+  }
+  descendants_begin_.push_back(descendants_.size());
   lower_.resize(ancestors_.size());
-  diagonal_.resize(static_cast<std::size_t>(nv));
+  diagonal_.resize(size);
+  inverse_diagonal_.resize(size);
+  sources_.resize(size);
+  coefficients_.resize(size);
+  limits_.resize(size);
 }
 
 void TreeMassFactorization::factorize(const Eigen::MatrixXd& mass) {
   const int nv = size();
+  // M's row k left of the diagonal, read as column k (M is symmetric; column-major).
   for (int k = 0; k < nv; ++k) {
     diagonal_[static_cast<std::size_t>(k)] = mass(k, k);
     for (std::size_t e = begin_[static_cast<std::size_t>(k)]; e < begin_[static_cast<std::size_t>(k) + 1]; ++e)
-      lower_[e] = mass(k, ancestors_[e]);
+      lower_[e] = mass(ancestors_[e], k);
   }
   // Leaves first: row k of L from M's row k as updated by k's descendants; its ancestors'
   // rows and diagonal lose the part row k accounts for (Featherstone's Table 2). The
@@ -46,11 +92,13 @@ void TreeMassFactorization::factorize(const Eigen::MatrixXd& mass) {
     const auto kk = static_cast<std::size_t>(k);
     const double d = diagonal_[kk];
     if (!(d > 0.0)) throw SimulationError("singular configuration: the mass matrix is not positive definite");
+    const double inverse = 1.0 / d;
+    inverse_diagonal_[kk] = inverse;
     double* const row = lower_.data() + begin_[kk];
     const std::size_t depth = begin_[kk + 1] - begin_[kk];
     for (std::size_t p = 0; p < depth; ++p) {
       const auto i = static_cast<std::size_t>(ancestors_[begin_[kk] + p]);
-      const double a = row[p] / d;
+      const double a = row[p] * inverse;
       diagonal_[i] -= a * row[p];
       double* const ancestor_row = lower_.data() + begin_[i];
       for (std::size_t t = p + 1; t < depth; ++t) ancestor_row[t - p - 1] -= a * row[t];
@@ -65,33 +113,52 @@ void TreeMassFactorization::solve_in_place(Eigen::VectorXd& x) const {
     for (std::size_t e = begin_[static_cast<std::size_t>(k)]; e < begin_[static_cast<std::size_t>(k) + 1]; ++e)
       x(ancestors_[e]) -= lower_[e] * x(k);
   for (int k = 0; k < nv; ++k) {  // x <- L^-1 D^-1 x
-    double value = x(k) / diagonal_[static_cast<std::size_t>(k)];
+    double value = x(k) * inverse_diagonal_[static_cast<std::size_t>(k)];
     for (std::size_t e = begin_[static_cast<std::size_t>(k)]; e < begin_[static_cast<std::size_t>(k) + 1]; ++e)
       value -= lower_[e] * x(ancestors_[e]);
     x(k) = value;
   }
 }
 
-void TreeMassFactorization::solve_tree_sparse_in_place(RowMajorMatrix& X) const {
+void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
   const int nv = size();
   const Eigen::Index width = X.cols(), blocks = nv > 0 ? width / nv : 0;
-  using Row = Eigen::Map<Eigen::RowVectorXd>;
-  // X <- L^-T X, leaves first. Row k, once final, is nonzero only in the columns of k's
-  // ancestors and descendants (the sparsity is kept: a descendant's related columns are
-  // k's), all at most last_[k]: its ancestors' rows get only that part.
-  for (int k = nv - 1; k >= 0; --k) {
-    const auto kk = static_cast<std::size_t>(k);
-    const Eigen::Index columns = last_[kk] + 1;
-    for (std::size_t e = begin_[kk]; e < begin_[kk + 1]; ++e)
-      for (Eigen::Index b = 0; b < blocks; ++b)
-        Row(X.row(ancestors_[e]).data() + b * nv, columns) -= lower_[e] * Row(X.row(k).data() + b * nv, columns);
+  X.leftCols(nv).setIdentity();
+  // X <- L^-T X, leaves first: row i gathers its descendants' final rows. A descendant d's
+  // row is zero right of its last descendant in every block, and in M^-1's block also left
+  // of d itself (L^-T is upper triangular with the tree's pattern).
+  for (int i = nv - 1; i >= 0; --i) {
+    const auto ii = static_cast<std::size_t>(i);
+    const std::size_t count = descendants_begin_[ii + 1] - descendants_begin_[ii];
+    if (count == 0) continue;
+    for (std::size_t t = 0; t < count; ++t) {
+      const auto d = static_cast<std::size_t>(descendants_[descendants_begin_[ii] + t]);
+      sources_[t] = X.row(static_cast<Eigen::Index>(d)).data();
+      coefficients_[t] = lower_[descendant_entries_[descendants_begin_[ii] + t]];
+    }
+    double* const row = X.row(i).data();
+    for (Eigen::Index b = 0; b < blocks; ++b) {
+      const Eigen::Index first = b * nv, end = first + last_[ii] + 1;
+      for (std::size_t t = 0; t < count; ++t)
+        limits_[t] = first + last_[static_cast<std::size_t>(descendants_[descendants_begin_[ii] + t])] + 1;
+      gather_rows(row, b == 0 ? first + i : first, end, 1.0, sources_.data(), coefficients_.data(), limits_.data(), count);
+    }
   }
-  // X <- L^-1 D^-1 X, root first, whole rows.
+  // X <- L^-1 D^-1 X, root first: row k gathers its ancestors' final rows; of M^-1's block
+  // only the upper triangle (columns from k on), which needs only theirs.
+  std::fill(limits_.begin(), limits_.end(), std::numeric_limits<Eigen::Index>::max());
   for (int k = 0; k < nv; ++k) {
     const auto kk = static_cast<std::size_t>(k);
-    X.row(k) /= diagonal_[kk];
-    for (std::size_t e = begin_[kk]; e < begin_[kk + 1]; ++e) X.row(k) -= lower_[e] * X.row(ancestors_[e]);
+    const std::size_t count = begin_[kk + 1] - begin_[kk];
+    for (std::size_t t = 0; t < count; ++t) {
+      sources_[t] = X.row(ancestors_[begin_[kk] + t]).data();
+      coefficients_[t] = lower_[begin_[kk] + t];
+    }
+    gather_rows(X.row(k).data(), k, width, inverse_diagonal_[kk], sources_.data(), coefficients_.data(), limits_.data(), count);
   }
+  // M^-1's lower triangle from its upper.
+  for (int k = 0; k < nv; ++k)
+    for (int c = k + 1; c < nv; ++c) X(c, k) = X(k, c);
 }
 
 }  // namespace liembs

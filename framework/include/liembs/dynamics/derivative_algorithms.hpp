@@ -175,22 +175,21 @@ class RecursiveDerivatives final : public TreeDerivatives {
     forward_pass(state, nullptr, true);  // u' = 0: the bias
     backward_pass();
     generalized_forces(bias_);
-    // [1 | dtau/dq | dtau/du] side by side, row-major, all three with the tree's sparsity,
-    // solved together with the tree-order factorization of M (tree_mass_factorization.hpp).
+    // [M^-1 | dtau/dq | dtau/du] side by side, row-major, solved together with the
+    // tree-order factorization of M (tree_mass_factorization.hpp): dtau/dq and dtau/du have
+    // the tree's sparsity.
     const int nv = nodes_.velocity_dimension();
     right_hand_sides_.resize(nv, 3 * nv);
-    auto inverse = right_hand_sides_.leftCols(nv);
     auto by_q = right_hand_sides_.middleCols(nv, nv);
     auto by_u = right_hand_sides_.rightCols(nv);
-    velocity_columns(by_u, mass_);
+    velocity_columns(by_u, mass_, false);  // (the factorization reads only related entries)
     factorization_.factorize(mass_);
     out.acceleration = force - bias_;
     factorization_.solve_in_place(out.acceleration);
     add_accelerations(out.acceleration);
     configuration_columns(by_q);
-    inverse.setIdentity();
-    factorization_.solve_tree_sparse_in_place(right_hand_sides_);
-    out.acceleration_by_force = inverse;
+    factorization_.inverse_and_solve_in_place(right_hand_sides_);
+    out.acceleration_by_force = right_hand_sides_.leftCols(nv).transpose();  // symmetric: a plain copy
     out.acceleration_by_q = -by_q;
     out.acceleration_by_u = -by_u;
   }
@@ -326,12 +325,14 @@ class RecursiveDerivatives final : public TreeDerivatives {
 
   // M and dtau/du (they do not depend on u'), and the per-node products I^c S, B^c^T S, H
   // that configuration_columns reuses.
-  // (by_u: a matrix or block of size nv x nv.)
+  // (by_u: a matrix or block of size nv x nv. Without `zero_mass`, the entries of M between
+  // unrelated velocities, which are zero, are left as they were.)
   template <class Matrix>
-  void velocity_columns(Matrix& by_u, Eigen::MatrixXd& mass) {
+  void velocity_columns(Matrix& by_u, Eigen::MatrixXd& mass, bool zero_mass = true) {
     const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
     by_u.setZero();
-    mass.setZero(nv, nv);
+    if (zero_mass) mass.setZero(nv, nv);
+    else mass.resize(nv, nv);
     const bool floating = nodes_.floating_base;
     if (floating) {
       // Theta_0 = [V_0, S_0]: ad_{V_0} Ad_C, column by column.

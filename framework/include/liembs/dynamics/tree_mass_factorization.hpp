@@ -32,19 +32,28 @@ class TreeMassFactorization {
   // x <- M^-1 x.
   void solve_in_place(Eigen::VectorXd& x) const;
 
-  // X <- M^-1 X for X (row-major) made of column blocks of size() columns, each block with
-  // the tree's sparsity: entry (i, j) nonzero only if i and j are related (equal, or one an
-  // ancestor of the other). The identity, dtau/dq and dtau/du have it; the first
-  // (leaves-to-root) sweep keeps it, so it only touches the columns up to a node's last
-  // descendant, and only the second is dense.
-  void solve_tree_sparse_in_place(RowMajorMatrix& X) const;
+  // X = [M^-1 | M^-1 B_1 | ... ] from X = [(anything) | B_1 | ...] (row-major, blocks of
+  // size() columns): the first block is overwritten with M^-1, the others are solved in
+  // place. Each B must have the tree's sparsity: entry (i, j) nonzero only if i and j are
+  // related (equal, or one an ancestor of the other); dtau/dq and dtau/du have it. The
+  // first (leaves-to-root) sweep keeps that sparsity and touches only the columns up to a
+  // velocity's last descendant (of M^-1's block, only the descendants' own), the second is
+  // dense but computes only M^-1's upper triangle. (Not const: per-row scratch.)
+  void inverse_and_solve_in_place(RowMajorMatrix& X);
 
  private:
   // Ancestors of velocity k, nearest first: ancestors_[begin_[k] .. begin_[k + 1]), and
   // L_kj in the same layout in lower_. Velocity k's descendants all lie in (k, last_[k]].
   std::vector<int> ancestors_, last_;
   std::vector<std::size_t> begin_;
-  std::vector<double> lower_, diagonal_;
+  std::vector<double> lower_, diagonal_, inverse_diagonal_;
+  // The descendants of velocity k and the index of L_dk in lower_, per k in the same layout.
+  std::vector<int> descendants_;
+  std::vector<std::size_t> descendants_begin_, descendant_entries_;
+  // Scratch of one row's sources in the solves.
+  std::vector<const double*> sources_;
+  std::vector<double> coefficients_;
+  std::vector<Eigen::Index> limits_;
 };
 
 }  // namespace liembs
