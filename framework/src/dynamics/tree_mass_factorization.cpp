@@ -4,30 +4,38 @@
 #include <liembs/error.hpp>
 
 #include <algorithm>
-#include <limits>
 
 namespace liembs {
 
 namespace {
 
-// y[c] <- scale y[c] - sum_t coefficients[t] sources[t][c] for c in [begin, end), a source
-// taken only where c < limits[t] (it is zero from there on). Eight columns at a time in
-// registers, each y read and written once: the rows of a solve are short and many, and
-// updating y once per source would bound the loop by its stores.
-void gather_rows(double* y, Eigen::Index begin, Eigen::Index end, double scale, const double* const* sources,
-                 const double* coefficients, const Eigen::Index* limits, std::size_t count) {
-  using Chunk = Eigen::Array<double, 8, 1>;
-  Eigen::Index c = begin;
-  for (; c + 8 <= end; c += 8) {
+// y[c] <- scale y[c] - sum_t coefficients[t] sources[t][c] for c in [begin, end), with
+// `limits` a source taken only where c < limits[t] (it is zero from there on). A chunk of
+// columns at a time in registers, each y read and written once: the rows of a solve are
+// short and many, and updating y once per source would bound the loop by its stores; 16
+// columns give 8 independent SSE accumulators, enough to hide the add latency.
+template <int Width, bool Limited>
+Eigen::Index gather_chunks(double* y, Eigen::Index c, Eigen::Index end, double scale, const double* const* sources,
+                           const double* coefficients, const Eigen::Index* limits, std::size_t count) {
+  using Chunk = Eigen::Array<double, Width, 1>;
+  for (; c + Width <= end; c += Width) {
     Chunk sum = scale * Eigen::Map<const Chunk>(y + c);
     for (std::size_t t = 0; t < count; ++t)
-      if (c < limits[t]) sum -= coefficients[t] * Eigen::Map<const Chunk>(sources[t] + c);
+      if (!Limited || c < limits[t]) sum -= coefficients[t] * Eigen::Map<const Chunk>(sources[t] + c);
     Eigen::Map<Chunk>(y + c) = sum;
   }
+  return c;
+}
+
+template <bool Limited>
+void gather_rows(double* y, Eigen::Index begin, Eigen::Index end, double scale, const double* const* sources,
+                 const double* coefficients, const Eigen::Index* limits, std::size_t count) {
+  Eigen::Index c = gather_chunks<16, Limited>(y, begin, end, scale, sources, coefficients, limits, count);
+  c = gather_chunks<4, Limited>(y, c, end, scale, sources, coefficients, limits, count);
   for (; c < end; ++c) {
     double value = scale * y[c];
     for (std::size_t t = 0; t < count; ++t)
-      if (c < limits[t]) value -= coefficients[t] * sources[t][c];
+      if (!Limited || c < limits[t]) value -= coefficients[t] * sources[t][c];
     y[c] = value;
   }
 }
@@ -141,12 +149,11 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
       const Eigen::Index first = b * nv, end = first + last_[ii] + 1;
       for (std::size_t t = 0; t < count; ++t)
         limits_[t] = first + last_[static_cast<std::size_t>(descendants_[descendants_begin_[ii] + t])] + 1;
-      gather_rows(row, b == 0 ? first + i : first, end, 1.0, sources_.data(), coefficients_.data(), limits_.data(), count);
+      gather_rows<true>(row, b == 0 ? first + i : first, end, 1.0, sources_.data(), coefficients_.data(), limits_.data(), count);
     }
   }
   // X <- L^-1 D^-1 X, root first: row k gathers its ancestors' final rows; of M^-1's block
   // only the upper triangle (columns from k on), which needs only theirs.
-  std::fill(limits_.begin(), limits_.end(), std::numeric_limits<Eigen::Index>::max());
   for (int k = 0; k < nv; ++k) {
     const auto kk = static_cast<std::size_t>(k);
     const std::size_t count = begin_[kk + 1] - begin_[kk];
@@ -154,7 +161,7 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
       sources_[t] = X.row(ancestors_[begin_[kk] + t]).data();
       coefficients_[t] = lower_[begin_[kk] + t];
     }
-    gather_rows(X.row(k).data(), k, width, inverse_diagonal_[kk], sources_.data(), coefficients_.data(), limits_.data(), count);
+    gather_rows<false>(X.row(k).data(), k, width, inverse_diagonal_[kk], sources_.data(), coefficients_.data(), nullptr, count);
   }
   // M^-1's lower triangle from its upper.
   for (int k = 0; k < nv; ++k)
