@@ -61,15 +61,24 @@ TEST_CASE("the tree-order factorization of M solves like a dense Cholesky", "[dy
 
       // [1 | B1 | B2], B random with the tree's sparsity (and zeros elsewhere); the first
       // block is ignored on input.
+      // The blocks are padded to TreeMassFactorization::block_width columns with zeros.
       const auto related = related_velocities(*tree);
-      RowMajorMatrix X(nv, 3 * nv);
-      X.leftCols(nv).setIdentity();
+      const Eigen::Index width = TreeMassFactorization::block_width(nv);
+      REQUIRE(width % 8 == 0);
+      REQUIRE((width >= nv && width < nv + 8));
+      Eigen::MatrixXd B(nv, 3 * nv);
+      B.leftCols(nv).setIdentity();
       for (int block = 1; block < 3; ++block)
-        X.middleCols(block * nv, nv) = related.select(Eigen::MatrixXd::Random(nv, nv), 0.0);
-      const Eigen::MatrixXd expected = dense.solve(Eigen::MatrixXd(X));
+        B.middleCols(block * nv, nv) = related.select(Eigen::MatrixXd::Random(nv, nv), 0.0);
+      RowMajorMatrix X = RowMajorMatrix::Zero(nv, 3 * width);
+      for (int block = 0; block < 3; ++block) X.middleCols(block * width, nv) = B.middleCols(block * nv, nv);
       X.leftCols(nv).setConstant(std::numeric_limits<double>::quiet_NaN());
       factorization.inverse_and_solve_in_place(X);
-      CHECK(relative_error(Eigen::MatrixXd(X), expected) < roundoff_tolerance);
+      for (int block = 0; block < 3; ++block) {
+        INFO("block " << block);
+        CHECK(relative_error(Eigen::MatrixXd(X.middleCols(block * width, nv)), dense.solve(Eigen::MatrixXd(B.middleCols(block * nv, nv)))) < roundoff_tolerance);
+        CHECK(X.middleCols(block * width + nv, width - nv).isZero(0.0));  // the padding
+      }
       CHECK(relative_error(Eigen::MatrixXd(X.leftCols(nv)) * mass, Eigen::MatrixXd::Identity(nv, nv)) < roundoff_tolerance);
 
       // Not positive definite: refused, whichever velocity shows it.

@@ -130,11 +130,14 @@ void TreeMassFactorization::solve_in_place(Eigen::VectorXd& x) const {
 
 void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
   const int nv = size();
-  const Eigen::Index width = X.cols(), blocks = nv > 0 ? width / nv : 0;
+  const Eigen::Index block = block_width(nv), width = X.cols(), blocks = nv > 0 ? width / block : 0;
+  const auto down = [](Eigen::Index c) { return c / 8 * 8; };
+  const auto up = [](Eigen::Index c) { return (c + 7) / 8 * 8; };
   X.leftCols(nv).setIdentity();
   // X <- L^-T X, leaves first: row i gathers its descendants' final rows. A descendant d's
   // row is zero right of its last descendant in every block, and in M^-1's block also left
-  // of d itself (L^-T is upper triangular with the tree's pattern).
+  // of d itself (L^-T is upper triangular with the tree's pattern). Ranges are widened to
+  // whole groups of 8 columns (the padding is zero).
   for (int i = nv - 1; i >= 0; --i) {
     const auto ii = static_cast<std::size_t>(i);
     const std::size_t count = descendants_begin_[ii + 1] - descendants_begin_[ii];
@@ -146,14 +149,16 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
     }
     double* const row = X.row(i).data();
     for (Eigen::Index b = 0; b < blocks; ++b) {
-      const Eigen::Index first = b * nv, end = first + last_[ii] + 1;
+      const Eigen::Index first = b * block;
       for (std::size_t t = 0; t < count; ++t)
         limits_[t] = first + last_[static_cast<std::size_t>(descendants_[descendants_begin_[ii] + t])] + 1;
-      gather_rows<true>(row, b == 0 ? first + i : first, end, 1.0, sources_.data(), coefficients_.data(), limits_.data(), count);
+      gather_rows<true>(row, first + (b == 0 ? down(i) : 0), first + up(last_[ii] + 1), 1.0, sources_.data(),
+                        coefficients_.data(), limits_.data(), count);
     }
   }
   // X <- L^-1 D^-1 X, root first: row k gathers its ancestors' final rows; of M^-1's block
-  // only the upper triangle (columns from k on), which needs only theirs.
+  // only the upper triangle (columns from k on, from the group of 8 that holds k: those
+  // left of k are M^-1's entries too, as the ancestors' rows have them).
   for (int k = 0; k < nv; ++k) {
     const auto kk = static_cast<std::size_t>(k);
     const std::size_t count = begin_[kk + 1] - begin_[kk];
@@ -161,7 +166,8 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
       sources_[t] = X.row(ancestors_[begin_[kk] + t]).data();
       coefficients_[t] = lower_[begin_[kk] + t];
     }
-    gather_rows<false>(X.row(k).data(), k, width, inverse_diagonal_[kk], sources_.data(), coefficients_.data(), nullptr, count);
+    gather_rows<false>(X.row(k).data(), down(k), width, inverse_diagonal_[kk], sources_.data(), coefficients_.data(),
+                       nullptr, count);
   }
   // M^-1's lower triangle from its upper.
   for (int k = 0; k < nv; ++k)

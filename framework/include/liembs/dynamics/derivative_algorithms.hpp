@@ -179,9 +179,10 @@ class RecursiveDerivatives final : public TreeDerivatives {
     // tree-order factorization of M (tree_mass_factorization.hpp): dtau/dq and dtau/du have
     // the tree's sparsity.
     const int nv = nodes_.velocity_dimension();
-    right_hand_sides_.resize(nv, 3 * nv);
-    auto by_q = right_hand_sides_.middleCols(nv, nv);
-    auto by_u = right_hand_sides_.rightCols(nv);
+    const Eigen::Index block = TreeMassFactorization::block_width(nv);  // (the padding stays zero)
+    if (right_hand_sides_.rows() != nv || right_hand_sides_.cols() != 3 * block) right_hand_sides_.setZero(nv, 3 * block);
+    auto by_q = right_hand_sides_.middleCols(block, nv);
+    auto by_u = right_hand_sides_.middleCols(2 * block, nv);
     velocity_columns(by_u, mass_, false);  // (the factorization reads only related entries)
     factorization_.factorize(mass_);
     out.acceleration = force - bias_;

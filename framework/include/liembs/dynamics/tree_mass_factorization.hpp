@@ -32,11 +32,16 @@ class TreeMassFactorization {
   // x <- M^-1 x.
   void solve_in_place(Eigen::VectorXd& x) const;
 
-  // X = [M^-1 | M^-1 B_1 | ... ] from X = [(anything) | B_1 | ...] (row-major, blocks of
-  // size() columns): the first block is overwritten with M^-1, the others are solved in
-  // place. Each B must have the tree's sparsity: entry (i, j) nonzero only if i and j are
-  // related (equal, or one an ancestor of the other); dtau/dq and dtau/du have it. The
-  // first (leaves-to-root) sweep keeps that sparsity and touches only the columns up to a
+  // The column blocks of inverse_and_solve_in_place: size() columns padded with zero ones
+  // to a multiple of 8, so that its row operations run on whole groups of registers.
+  static Eigen::Index block_width(int size) { return (size + 7) / 8 * 8; }
+
+  // X = [M^-1 | M^-1 B_1 | ... ] from X = [(anything) | B_1 | ...] (row-major, size() rows,
+  // blocks of block_width(size()) columns whose columns past size() are zero, and stay
+  // so): the first block is overwritten with M^-1, the others are solved in place. Each B
+  // must have the tree's sparsity: entry (i, j) nonzero only if i and j are related (equal,
+  // or one an ancestor of the other); dtau/dq and dtau/du have it. The first
+  // (leaves-to-root) sweep keeps that sparsity and touches only the columns up to a
   // velocity's last descendant (of M^-1's block, only the descendants' own), the second is
   // dense but computes only M^-1's upper triangle. (Not const: per-row scratch.)
   void inverse_and_solve_in_place(RowMajorMatrix& X);
