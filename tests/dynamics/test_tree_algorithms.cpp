@@ -105,6 +105,15 @@ void for_each_random_tree(const Representations& representations, Check&& check)
     }
 }
 
+// The representations agree with each other (T1 of 000 section 10): values[r] computed by
+// bound.dynamics[r].
+void check_representations_agree(const BoundTree& bound, const std::vector<Eigen::VectorXd>& values, double tolerance) {
+  for (std::size_t r = 1; r < values.size(); ++r) {
+    INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
+    CHECK(relative_error(values[r], values[0]) < tolerance);
+  }
+}
+
 // Fails the test case (not a skip) when a representation plugin is missing.
 #define REQUIRE_ALL_REPRESENTATIONS(representations)                                     \
   do {                                                                                   \
@@ -156,11 +165,7 @@ TEST_CASE("recursive inverse dynamics, mass, Coriolis and gravity terms equal th
       CHECK(relative_error(gravity, gravity_reference) < roundoff_tolerance);
       forces.push_back(force);
     }
-    // The representations agree with each other (T1 of 000 section 10).
-    for (std::size_t r = 1; r < forces.size(); ++r) {
-      INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
-      CHECK(relative_error(forces[r], forces[0]) < roundoff_tolerance);
-    }
+    check_representations_agree(bound, forces, roundoff_tolerance);
   });
 }
 
@@ -225,10 +230,7 @@ TEST_CASE("recursive forward dynamics (ABA and CRBA + Cholesky) equal the closed
       CHECK(relative_error(round_trip, input_acceleration) < tolerance);
       accelerations.push_back(aba);
     }
-    for (std::size_t r = 1; r < accelerations.size(); ++r) {
-      INFO(bound.dynamics[r].first << " vs " << bound.dynamics[0].first);
-      CHECK(relative_error(accelerations[r], accelerations[0]) < tolerance);
-    }
+    check_representations_agree(bound, accelerations, tolerance);
   });
 }
 

@@ -133,7 +133,11 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
   const Eigen::Index block = block_width(nv), width = X.cols(), blocks = nv > 0 ? width / block : 0;
   const auto down = [](Eigen::Index c) { return c / 8 * 8; };
   const auto up = [](Eigen::Index c) { return (c + 7) / 8 * 8; };
-  X.leftCols(nv).setIdentity();
+  for (int k = 0; k < nv; ++k) {  // the identity (row by row: a strided setIdentity costs a compare per entry)
+    double* const row = X.row(k).data();
+    std::fill(row, row + block, 0.0);
+    row[k] = 1.0;
+  }
   // X <- L^-T X, leaves first: row i gathers its descendants' final rows. A descendant d's
   // row is zero right of its last descendant in every block, and in M^-1's block also left
   // of d itself (L^-T is upper triangular with the tree's pattern). Ranges are widened to
