@@ -156,6 +156,9 @@ class RecursiveDynamics final : public TreeDynamics {
     root_acceleration_ = root_gravity_acceleration();
     if (nodes_.floating_base) {
       // I^A_0 A_0 + p_0 = W_applied: the base has no joint, its force is an applied wrench.
+      // (Only ABA maps back from the policy's base coordinates: RNEA makes no inverse.)
+      base_to_body_inverse_ = base_to_body_.inverse();
+      base_from_body_wrench_ = base_to_body_inverse_.transpose();
       const Vec6 applied = base_from_body_wrench_ * force.head<6>();
       const Vec6 base_acceleration = root_articulated_.ldlt().solve(applied - root_bias);
       root_acceleration_ = base_acceleration;
@@ -362,8 +365,6 @@ class RecursiveDynamics final : public TreeDynamics {
     if (nodes_.floating_base) {
       root_inertia_ = as_matrix(Policy::inertia(state.base, base_rigid_));
       base_to_body_ = Policy::to_body(state.base);
-      base_to_body_inverse_ = base_to_body_.inverse();
-      base_from_body_wrench_ = base_to_body_inverse_.transpose();
     }  // a fixed base keeps root_inertia_ = 0 from construction
   }
 
