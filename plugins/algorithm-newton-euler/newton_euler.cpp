@@ -154,22 +154,17 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
 
     if (what & dae::mass) terms.mass.setZero(dimension, dimension);
     if (what & dae::forces) terms.forces.resize(dimension);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto o = static_cast<Eigen::Index>(i) * nv;
-      const auto b = static_cast<Eigen::Index>(6 * i);
-      const auto T = maps_.map(i);
-      if (what & dae::mass) terms.mass.block(o, o, nv, nv).noalias() = T.transpose() * inertia_[i] * T;
-      if (what & dae::forces)
-        terms.forces.segment(o, nv).noalias() =
-            T.transpose() * (body_forces_.segment<6>(b) - inertia_[i] * maps_.map_rate(i));
-    }
-    if ((what & dae::acceleration_rhs) && joint_rows > 0) terms.acceleration_rhs.noalias() -= body_jacobian_ * maps_.map_rates;
     if (what & dae::jacobian) {
-      terms.jacobian.setZero(rows_, dimension);
-      for (std::size_t i = 0; i < n && joint_rows > 0; ++i)
-        terms.jacobian.block(0, static_cast<Eigen::Index>(i) * nv, joint_rows, nv) =
-            body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * i)).lazyProduct(maps_.map(i));
+      terms.jacobian.resize(rows_, dimension);
+      if (rows_ > joint_rows) terms.jacobian.bottomRows(rows_ - joint_rows).setZero();
     }
+    if (nv == 6)
+      write_body_terms<6>(terms, what);
+    else if (nv == 7)
+      write_body_terms<7>(terms, what);
+    else
+      write_body_terms<Eigen::Dynamic>(terms, what);
+    if ((what & dae::acceleration_rhs) && joint_rows > 0) terms.acceleration_rhs.noalias() -= body_jacobian_ * maps_.map_rates;
     if (rows_ > joint_rows) {
       if (what & dae::residual) terms.residual.conservativeResize(rows_);
       if (what & dae::acceleration_rhs) terms.acceleration_rhs.conservativeResize(rows_);
@@ -290,6 +285,30 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   }
 
  private:
+  // M = T^T M_b T, Q = T^T (Q_b - M_b T' v) and J = J_b T body by body, with T (6 x NV) of
+  // fixed size for the usual parameterizations (NV = 6: SE3, SO3xR3, Euler angles; 7: Euler
+  // parameters). The joints' rows of J are assigned for every body's columns.
+  template <int NV>
+  void write_body_terms(DaeTerms& terms, unsigned what) {
+    const Eigen::Index nv = coordinates_.velocity, joint_rows = joints_.rows();
+    for (std::size_t i = 0; i < model_->bodies.size(); ++i) {
+      const auto o = static_cast<Eigen::Index>(i) * nv;
+      const auto b = static_cast<Eigen::Index>(6 * i);
+      const Eigen::Map<const Eigen::Matrix<double, 6, NV>> T(maps_.maps.data() + 6 * o, 6, nv);
+      if (what & dae::mass) {
+        const Eigen::Matrix<double, 6, NV> inertia_map = inertia_[i] * T;
+        terms.mass.template block<NV, NV>(o, o, nv, nv).noalias() = T.transpose() * inertia_map;
+      }
+      if (what & dae::forces) {
+        const Vec6 body_force = body_forces_.segment<6>(b) - inertia_[i] * maps_.map_rate(i);
+        terms.forces.template segment<NV>(o, nv).noalias() = T.transpose() * body_force;
+      }
+      if ((what & dae::jacobian) && joint_rows > 0)
+        terms.jacobian.template block<Eigen::Dynamic, NV>(0, o, joint_rows, nv).noalias() =
+            body_jacobian_.middleCols<6>(b).lazyProduct(T);
+    }
+  }
+
   // dW_b/d theta (6 x 3) of the body-frame wrench of gravity and world-frame loads: with
   // R <- R exp(theta~), R^T x changes by (R^T x)~ theta; body-frame loads do not change.
   Eigen::Matrix<double, 6, 3> wrench_by_rotation(std::size_t i, const Pose& pose) const {

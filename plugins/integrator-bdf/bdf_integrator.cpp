@@ -179,7 +179,7 @@ class BdfIntegrator final : public Integrator {
 
   // R = (M a + J^T lambda - Q, g / (beta^2 h^2)) at the trial state (terms_ hold M, Q, g, J).
   void evaluate_residual(MotionEquations& equations, double h) {
-    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
+    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::residual | dae::jacobian);
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
     dynamic_residual(terms_, unknown_acceleration_, unknown_multipliers_, dynamic_residual_);
     residual_.head(n) = dynamic_residual_;

@@ -42,21 +42,23 @@ Vec3 rotation_centre(const Joint& joint, const Vec3& child_origin) {
   return normal_sum.ldlt().solve(rhs);
 }
 
+// A body's pose and body-fixed twist, viewed in place (the ground: identity, at rest).
 struct BodyMotion {
-  Mat3 R = Mat3::Identity();
-  Vec3 r = Vec3::Zero(), omega = Vec3::Zero(), v = Vec3::Zero();  // v = R^T r'
-  bool moves = false;                                              // false for the ground
+  const Mat3& R;
+  const Vec3& r;
+  Eigen::Map<const Vec3> omega, v;  // v = R^T r'
+  bool moves;                       // false for the ground
 };
 
+const Pose ground_pose{};
+const Vec6 ground_twist = Vec6::Zero();
+
 BodyMotion motion_of(std::size_t body, const std::vector<Pose>& poses, const std::vector<Vec6>& twists) {
-  BodyMotion m;
-  if (body == Joint::world) return m;
-  m.R = poses[body].R;
-  m.r = poses[body].r;
-  m.omega = twists[body].head<3>();
-  m.v = twists[body].tail<3>();
-  m.moves = true;
-  return m;
+  if (body == Joint::world)
+    return {ground_pose.R, ground_pose.r, Eigen::Map<const Vec3>(ground_twist.data()),
+            Eigen::Map<const Vec3>(ground_twist.data() + 3), false};
+  return {poses[body].R, poses[body].r, Eigen::Map<const Vec3>(twists[body].data()),
+          Eigen::Map<const Vec3>(twists[body].data() + 3), true};
 }
 
 // Quantities of a point p and a direction s fixed in a body (world frame):
@@ -289,12 +291,19 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
   if (acceleration_rhs) acceleration_rhs->resize(rows_);
   if (velocity_rhs) velocity_rhs->setZero(rows_);
 
-  // Adds sign * (angular, linear) Jacobian blocks of body k to the rows at `row`.
-  auto add_columns = [&](std::size_t body, Eigen::Index row, const auto& angular, const auto& linear, double sign) {
-    if (!jacobian || body == Joint::world) return;
+  // Jacobian entries of one row from the gradient c (world frame) of the row's function with
+  // respect to an argument of a body: a point x = r + R p (x' = R v - R p~ omega) gives
+  // (angular, linear) = (p x R^T c, R^T c); a direction w = R s gives (s x R^T c, 0).
+  auto add_point = [&](std::size_t body, const Mat3& R, Eigen::Index row, const Vec3& p, const Vec3& c) {
+    if (body == Joint::world) return;
+    const Vec3 u = R.transpose() * c;
     const auto column = static_cast<Eigen::Index>(6 * body);
-    jacobian->block(row, column, angular.rows(), 3) += sign * angular;
-    jacobian->block(row, column + 3, linear.rows(), 3) += sign * linear;
+    jacobian->row(row).segment<3>(column) += p.cross(u).transpose();
+    jacobian->row(row).segment<3>(column + 3) += u.transpose();
+  };
+  auto add_direction = [&](std::size_t body, const Mat3& R, Eigen::Index row, const Vec3& s, const Vec3& c) {
+    if (body == Joint::world) return;
+    jacobian->row(row).segment<3>(static_cast<Eigen::Index>(6 * body)) += s.cross(R.transpose() * c).transpose();
   };
 
   Eigen::Index row = 0;
@@ -303,9 +312,11 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
     switch (c.kind) {
       case Kind::point: {
         if (residual) residual->segment<3>(row) = point_position(b, c.point_b) - point_position(a, c.point_a);
-        // x' = R v - R p~ omega
-        add_columns(c.b, row, Mat3(-b.R * so3::hat(c.point_b)), b.R, 1.0);
-        add_columns(c.a, row, Mat3(-a.R * so3::hat(c.point_a)), a.R, -1.0);
+        if (jacobian)
+          for (int k = 0; k < 3; ++k) {  // row k: the gradient e_k of x_b - x_a
+            add_point(c.b, b.R, row + k, c.point_b, Vec3::Unit(k));
+            add_point(c.a, a.R, row + k, c.point_a, -Vec3::Unit(k));
+          }
         if (acceleration_rhs)
           acceleration_rhs->segment<3>(row) = -(point_bias(b, c.point_b) - point_bias(a, c.point_a));
         row += 3;
@@ -315,10 +326,10 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
         const Vec3 wa = a.R * c.direction_a, wb = b.R * c.direction_b;
         if (residual) (*residual)(row) = wa.dot(wb) - f_value(c.value, c.f, time);
         // d/dt (wa . wb) = omega_a . (s_a x R_a^T wb) + omega_b . (s_b x R_b^T wa)
-        add_columns(c.a, row, Eigen::RowVector3d(c.direction_a.cross(a.R.transpose() * wb).transpose()),
-                    Eigen::RowVector3d::Zero(), 1.0);
-        add_columns(c.b, row, Eigen::RowVector3d(c.direction_b.cross(b.R.transpose() * wa).transpose()),
-                    Eigen::RowVector3d::Zero(), 1.0);
+        if (jacobian) {
+          add_direction(c.a, a.R, row, c.direction_a, wb);
+          add_direction(c.b, b.R, row, c.direction_b, wa);
+        }
         if (acceleration_rhs)
           (*acceleration_rhs)(row) = -(wb.dot(direction_bias(a, c.direction_a)) + wa.dot(direction_bias(b, c.direction_b)) +
                                        2.0 * direction_rate(a, c.direction_a).dot(direction_rate(b, c.direction_b)));
@@ -330,11 +341,11 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
         const Vec3 wa = a.R * c.direction_a;
         if (residual) (*residual)(row) = d.dot(wa) - f_value(c.value, c.f, time);
         // d/dt (d . wa) = wa . (x_b' - x_a') + omega_a . (s_a x R_a^T d)
-        const Eigen::RowVector3d wa_t = wa.transpose();
-        add_columns(c.b, row, Eigen::RowVector3d(-wa_t * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(wa_t * b.R), 1.0);
-        add_columns(c.a, row, Eigen::RowVector3d(-wa_t * a.R * so3::hat(c.point_a)), Eigen::RowVector3d(wa_t * a.R), -1.0);
-        add_columns(c.a, row, Eigen::RowVector3d(c.direction_a.cross(a.R.transpose() * d).transpose()),
-                    Eigen::RowVector3d::Zero(), 1.0);
+        if (jacobian) {
+          add_point(c.b, b.R, row, c.point_b, wa);
+          add_point(c.a, a.R, row, c.point_a, -wa);
+          add_direction(c.a, a.R, row, c.direction_a, d);
+        }
         if (acceleration_rhs) {
           const Vec3 d_rate = point_velocity(b, c.point_b) - point_velocity(a, c.point_a);
           (*acceleration_rhs)(row) = -((point_bias(b, c.point_b) - point_bias(a, c.point_a)).dot(wa) +
@@ -347,9 +358,10 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
       case Kind::squared_distance: {  // D (004 eq. 3): d . d - f;  (d . d)' = 2 d . d'
         const Vec3 d = point_position(b, c.point_b) - point_position(a, c.point_a);
         if (residual) (*residual)(row) = d.squaredNorm() - f_value(c.value, c.f, time);
-        const Eigen::RowVector3d twice_d = 2.0 * d.transpose();
-        add_columns(c.b, row, Eigen::RowVector3d(-twice_d * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(twice_d * b.R), 1.0);
-        add_columns(c.a, row, Eigen::RowVector3d(-twice_d * a.R * so3::hat(c.point_a)), Eigen::RowVector3d(twice_d * a.R), -1.0);
+        if (jacobian) {
+          add_point(c.b, b.R, row, c.point_b, 2.0 * d);
+          add_point(c.a, a.R, row, c.point_a, -2.0 * d);
+        }
         if (acceleration_rhs) {
           const Vec3 d_rate = point_velocity(b, c.point_b) - point_velocity(a, c.point_a);
           (*acceleration_rhs)(row) =
@@ -361,9 +373,10 @@ void JointConstraintSet::evaluate_all(const std::vector<Pose>& poses, const std:
       case Kind::coordinate: {  // CD (004 eq. 4): c . d - f, c = direction_a in the world frame
         const Vec3& w = c.direction_a;
         if (residual) (*residual)(row) = w.dot(point_position(b, c.point_b) - point_position(a, c.point_a)) - f_value(c.value, c.f, time);
-        const Eigen::RowVector3d w_t = w.transpose();
-        add_columns(c.b, row, Eigen::RowVector3d(-w_t * b.R * so3::hat(c.point_b)), Eigen::RowVector3d(w_t * b.R), 1.0);
-        add_columns(c.a, row, Eigen::RowVector3d(-w_t * a.R * so3::hat(c.point_a)), Eigen::RowVector3d(w_t * a.R), -1.0);
+        if (jacobian) {
+          add_point(c.b, b.R, row, c.point_b, w);
+          add_point(c.a, a.R, row, c.point_a, -w);
+        }
         if (acceleration_rhs) (*acceleration_rhs)(row) = -w.dot(point_bias(b, c.point_b) - point_bias(a, c.point_a));
         row += 1;
         break;

@@ -5,19 +5,17 @@
 
 namespace liembs {
 
+namespace {
+
 // Column-major raw loops: at these sizes the per-expression overhead of dynamic Eigen blocks
 // costs more than the arithmetic.
-void SmallLU::compute(const Eigen::Ref<const Eigen::MatrixXd>& matrix) {
-  lu_ = matrix;
-  const Eigen::Index n = lu_.rows();
-  pivots_.resize(static_cast<std::size_t>(n));
-  double* a = lu_.data();
+void factor_in_place(double* a, Eigen::Index* pivots, Eigen::Index n) {
   for (Eigen::Index k = 0; k < n; ++k) {
     double* column_k = a + k * n;
     Eigen::Index pivot = k;
     for (Eigen::Index i = k + 1; i < n; ++i)
       if (std::abs(column_k[i]) > std::abs(column_k[pivot])) pivot = i;
-    pivots_[static_cast<std::size_t>(k)] = pivot;
+    pivots[k] = pivot;
     if (pivot != k)
       for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
     const double diagonal = column_k[k];
@@ -33,10 +31,8 @@ void SmallLU::compute(const Eigen::Ref<const Eigen::MatrixXd>& matrix) {
   }
 }
 
-void SmallLU::solve(double* x) const {
-  const Eigen::Index n = lu_.rows();
-  const double* a = lu_.data();
-  for (Eigen::Index k = 0; k < n; ++k) std::swap(x[k], x[pivots_[static_cast<std::size_t>(k)]]);
+void solve_factored(const double* a, const Eigen::Index* pivots, double* x, Eigen::Index n) {
+  for (Eigen::Index k = 0; k < n; ++k) std::swap(x[k], x[pivots[k]]);
   for (Eigen::Index j = 0; j < n; ++j) {  // L y = P x (unit diagonal), column by column
     const double xj = x[j];
     if (xj == 0.0) continue;
@@ -48,6 +44,19 @@ void SmallLU::solve(double* x) const {
     const double xj = x[j] /= column[j];
     for (Eigen::Index i = 0; i < j; ++i) x[i] -= xj * column[i];
   }
+}
+
+}  // namespace
+
+void SmallLU::compute(const Eigen::Ref<const Eigen::MatrixXd>& matrix) {
+  lu_ = matrix;
+  const Eigen::Index n = lu_.rows();
+  pivots_.resize(static_cast<std::size_t>(n));
+  factor_in_place(lu_.data(), pivots_.data(), n);
+}
+
+void SmallLU::solve(double* x) const {
+  solve_factored(lu_.data(), pivots_.data(), x, lu_.rows());
 }
 
 void SmallLU::solve_in_place(Eigen::Ref<Eigen::VectorXd> x) const { solve(x.data()); }
@@ -68,6 +77,54 @@ bool NewtonSystem::is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index bloc
   return true;
 }
 
+namespace {
+
+// x . y and y += a x over one body's block of coordinates (N > 0: its size at compile time).
+template <int N>
+double block_dot(const double* x, const double* y, Eigen::Index n) {
+  if constexpr (N > 0) n = N;
+  double sum = 0.0;
+  for (Eigen::Index i = 0; i < n; ++i) sum += x[i] * y[i];
+  return sum;
+}
+// In-place inverse of a small column-major n x n matrix by Gauss-Jordan elimination with
+// partial pivoting, N = n fixed at compile time. A zero pivot leaves non-finite entries (the
+// solve then gives non-finite numbers, which the integrators report as a singular matrix).
+template <int N>
+void invert_in_place(double* a) {
+  constexpr Eigen::Index n = N;
+  Eigen::Index pivots[N];
+  double column_k[N];
+  for (Eigen::Index k = 0; k < n; ++k) {
+    Eigen::Index pivot = k;
+    for (Eigen::Index i = k + 1; i < n; ++i)
+      if (std::abs(a[k * n + i]) > std::abs(a[k * n + pivot])) pivot = i;
+    pivots[k] = pivot;
+    if (pivot != k)
+      for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
+    for (Eigen::Index i = 0; i < n; ++i) column_k[i] = a[k * n + i], a[k * n + i] = 0.0;
+    a[k * n + k] = 1.0;
+    const double inverse = 1.0 / column_k[k];
+    for (Eigen::Index j = 0; j < n; ++j) {
+      double* column = a + j * n;
+      const double pivot_row = column[k] *= inverse;
+      for (Eigen::Index i = 0; i < n; ++i)
+        if (i != k) column[i] -= column_k[i] * pivot_row;
+    }
+  }
+  for (Eigen::Index k = n - 1; k >= 0; --k)  // undo the row swaps on the columns of the inverse
+    if (pivots[k] != k)
+      for (Eigen::Index i = 0; i < n; ++i) std::swap(a[k * n + i], a[pivots[k] * n + i]);
+}
+
+template <int N>
+void block_axpy(double a, const double* x, double* y, Eigen::Index n) {
+  if constexpr (N > 0) n = N;
+  for (Eigen::Index i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+}  // namespace
+
 void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J, Eigen::Index block_size,
                              Eigen::Index bodies, bool augment) {
   n_ = A.rows();
@@ -85,45 +142,89 @@ void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J,
   }
   block_size_ = block_size;
   bodies_.resize(static_cast<std::size_t>(bodies));
+  find_body_rows(J, augment);
   schur_.setZero(m_, m_);
-  for (Eigen::Index b = 0; b < bodies; ++b) {
-    Body& body = bodies_[static_cast<std::size_t>(b)];
-    const Eigen::Index first = b * block_size;
-    body.rows.clear();
-    body.local_rows.clear();
-    for (Eigen::Index r = 0; r < m_; ++r) {
-      if (J.row(r).segment(first, block_size).isZero(0.0)) continue;
-      body.rows.push_back(r);
-      if (augment && J.row(r).head(first).isZero(0.0) && J.row(r).tail(n_ - first - block_size).isZero(0.0))
-        body.local_rows.push_back(r);
+  if (block_size == 6)
+    factorize_blocks<6>(A, J);
+  else if (block_size == 7)
+    factorize_blocks<7>(A, J);
+  else
+    factorize_blocks<0>(A, J);
+  schur_lu_.compute(schur_);
+}
+
+// Per body, the constraint rows with an entry in its columns, and (augment) those of them with
+// no entry outside, in one pass over J's columns.
+void NewtonSystem::find_body_rows(const Eigen::MatrixXd& J, bool augment) {
+  row_bodies_.assign(static_cast<std::size_t>(m_), 0);
+  row_touched_.resize(static_cast<std::size_t>(m_));
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    Body& body = bodies_[b];
+    std::fill(row_touched_.begin(), row_touched_.end(), 0);
+    for (Eigen::Index c = static_cast<Eigen::Index>(b) * block_size_; c < static_cast<Eigen::Index>(b + 1) * block_size_; ++c) {
+      const double* column = J.data() + c * m_;
+      for (Eigen::Index r = 0; r < m_; ++r) row_touched_[static_cast<std::size_t>(r)] |= column[r] != 0.0;
     }
+    body.rows.clear();
+    for (Eigen::Index r = 0; r < m_; ++r)
+      if (row_touched_[static_cast<std::size_t>(r)]) {
+        body.rows.push_back(r);
+        ++row_bodies_[static_cast<std::size_t>(r)];
+      }
+  }
+  for (Body& body : bodies_) {
+    body.local_rows.clear();
+    body.local_positions.clear();
+    if (!augment) continue;
+    for (std::size_t i = 0; i < body.rows.size(); ++i)
+      if (row_bodies_[static_cast<std::size_t>(body.rows[i])] == 1) {
+        body.local_rows.push_back(body.rows[i]);
+        body.local_positions.push_back(static_cast<Eigen::Index>(i));
+      }
+  }
+}
+
+template <int N>
+void NewtonSystem::factorize_blocks(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J) {
+  const Eigen::Index size = block_size_;
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    Body& body = bodies_[b];
+    const Eigen::Index first = static_cast<Eigen::Index>(b) * size;
     const auto k = static_cast<Eigen::Index>(body.rows.size());
-    body.jacobian_t.resize(block_size, k);
+    body.jacobian_t.resize(size, k);
     for (Eigen::Index i = 0; i < k; ++i)
-      body.jacobian_t.col(i) = J.row(body.rows[static_cast<std::size_t>(i)]).segment(first, block_size).transpose();
-    block_ = A.block(first, first, block_size, block_size);
-    auto& block = block_;
+      for (Eigen::Index l = 0; l < size; ++l) body.jacobian_t(l, i) = J(body.rows[static_cast<std::size_t>(i)], first + l);
+    block_ = A.block(first, first, size, size);
     body.weight = 0.0;
     if (!body.local_rows.empty()) {
       double row_scale = 0.0;
       for (const Eigen::Index r : body.local_rows) row_scale = std::max(row_scale, J.row(r).squaredNorm());
-      body.weight = std::max(block.cwiseAbs().maxCoeff(), 1e-300) / std::max(row_scale, 1e-300);
+      body.weight = std::max(block_.cwiseAbs().maxCoeff(), 1e-300) / std::max(row_scale, 1e-300);
       for (const Eigen::Index r : body.local_rows) {
-        const auto row = J.row(r).segment(first, block_size);
-        block.noalias() += body.weight * row.transpose() * row;
+        const auto row = J.row(r).segment(first, size);
+        block_.noalias() += body.weight * row.transpose() * row;
       }
     }
-    body.lu.compute(block);
-    body.inverse_jacobian_t = body.jacobian_t;
-    body.lu.solve_columns_in_place(body.inverse_jacobian_t);
+    // The block's inverse: A_b^-1 J_b^T and, in solve(), A_b^-1 b are then small products.
+    body.inverse = block_;
+    if constexpr (N > 0) {
+      invert_in_place<N>(body.inverse.data());
+      body.inverse_jacobian_t.resize(size, k);
+      body.inverse_jacobian_t.noalias() =
+          Eigen::Map<const Eigen::Matrix<double, N, N>>(body.inverse.data()).lazyProduct(body.jacobian_t);
+    } else {
+      body.inverse = Eigen::PartialPivLU<Eigen::MatrixXd>(block_).inverse();
+      body.inverse_jacobian_t.noalias() = body.inverse * body.jacobian_t;
+    }
+    // S += J_b A_b^-1 J_b^T on the body's rows.
     for (Eigen::Index j = 0; j < k; ++j) {
-      const auto column = body.inverse_jacobian_t.col(j);
+      const double* column = body.inverse_jacobian_t.col(j).data();
+      const Eigen::Index schur_column = body.rows[static_cast<std::size_t>(j)];
       for (Eigen::Index i = 0; i < k; ++i)
-        schur_(body.rows[static_cast<std::size_t>(i)], body.rows[static_cast<std::size_t>(j)]) +=
-            body.jacobian_t.col(i).dot(column);
+        schur_(body.rows[static_cast<std::size_t>(i)], schur_column) +=
+            block_dot<N>(body.jacobian_t.col(i).data(), column, size);
     }
   }
-  schur_lu_.compute(schur_);
 }
 
 void NewtonSystem::solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const {
@@ -131,31 +232,45 @@ void NewtonSystem::solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) 
     solution = dense_lu_.solve(rhs);
     return;
   }
+  if (block_size_ == 6)
+    solve_blocks<6>(rhs, solution);
+  else if (block_size_ == 7)
+    solve_blocks<7>(rhs, solution);
+  else
+    solve_blocks<0>(rhs, solution);
+}
+
+template <int N>
+void NewtonSystem::solve_blocks(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const {
+  const Eigen::Index size = block_size_;
   solution.resize(n_ + m_);
   // y = A^-1 (b + w J_L^T c_L) per body; then S lambda = J y - c; x = y - A^-1 J^T lambda.
-  y_ = rhs.head(n_);
-  lambda_rhs_ = -rhs.tail(m_);
+  double* x = solution.data();
+  double* lambda = x + n_;
+  for (Eigen::Index i = 0; i < n_; ++i) x[i] = rhs(i);
+  for (Eigen::Index r = 0; r < m_; ++r) lambda[r] = -rhs(n_ + r);
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
     const Body& body = bodies_[b];
-    const auto first = static_cast<Eigen::Index>(b) * block_size_;
-    auto y = y_.segment(first, block_size_);
-    for (const Eigen::Index r : body.local_rows)
-      for (std::size_t i = 0; i < body.rows.size(); ++i)
-        if (body.rows[i] == r) y += (body.weight * rhs(n_ + r)) * body.jacobian_t.col(static_cast<Eigen::Index>(i));
-    body.lu.solve_in_place(y);
+    double* y = x + static_cast<Eigen::Index>(b) * size;
+    for (std::size_t l = 0; l < body.local_rows.size(); ++l)
+      block_axpy<N>(body.weight * rhs(n_ + body.local_rows[l]), body.jacobian_t.col(body.local_positions[l]).data(), y,
+                    size);
+    if constexpr (N > 0) {
+      const Eigen::Matrix<double, N, 1> b_rhs = Eigen::Map<const Eigen::Matrix<double, N, 1>>(y);
+      Eigen::Map<Eigen::Matrix<double, N, 1>>(y).noalias() = Eigen::Map<const Eigen::Matrix<double, N, N>>(body.inverse.data()) * b_rhs;
+    } else {
+      block_rhs_ = Eigen::Map<const Eigen::VectorXd>(y, size);
+      Eigen::Map<Eigen::VectorXd>(y, size).noalias() = body.inverse * block_rhs_;
+    }
     for (std::size_t i = 0; i < body.rows.size(); ++i)
-      lambda_rhs_(body.rows[i]) += body.jacobian_t.col(static_cast<Eigen::Index>(i)).dot(y);
+      lambda[body.rows[i]] += block_dot<N>(body.jacobian_t.col(static_cast<Eigen::Index>(i)).data(), y, size);
   }
-  schur_lu_.solve_in_place(lambda_rhs_);
-  auto lambda = solution.tail(m_);
-  lambda = lambda_rhs_;
-  auto x = solution.head(n_);
-  x = y_;
+  schur_lu_.solve_in_place(solution.tail(m_));
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
     const Body& body = bodies_[b];
-    const auto first = static_cast<Eigen::Index>(b) * block_size_;
+    double* y = x + static_cast<Eigen::Index>(b) * size;
     for (std::size_t i = 0; i < body.rows.size(); ++i)
-      x.segment(first, block_size_) -= body.inverse_jacobian_t.col(static_cast<Eigen::Index>(i)) * lambda(body.rows[i]);
+      block_axpy<N>(-lambda[body.rows[i]], body.inverse_jacobian_t.col(static_cast<Eigen::Index>(i)).data(), y, size);
   }
 }
 

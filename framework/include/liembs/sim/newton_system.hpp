@@ -43,14 +43,20 @@ class NewtonSystem {
 
  private:
   struct Body {
-    SmallLU lu;
+    Eigen::MatrixXd inverse;               // A_b^-1 (augmented)
     std::vector<Eigen::Index> rows;        // constraint rows with an entry in the body's columns
     std::vector<Eigen::Index> local_rows;  // of those, the rows added to the block (augment)
+    std::vector<Eigen::Index> local_positions;  // their positions in rows
     double weight = 0.0;
     Eigen::MatrixXd jacobian_t;            // J_b^T: block_size x rows
     Eigen::MatrixXd inverse_jacobian_t;    // A_b^-1 J_b^T: block_size x rows
   };
   static bool is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index block_size, Eigen::Index bodies);
+  void find_body_rows(const Eigen::MatrixXd& J, bool augment);
+  template <int N>
+  void factorize_blocks(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J);
+  template <int N>
+  void solve_blocks(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const;
 
   bool blocks_ = false;
   Eigen::Index n_ = 0, m_ = 0, block_size_ = 0;
@@ -58,7 +64,9 @@ class NewtonSystem {
   Eigen::MatrixXd schur_, dense_, block_;
   SmallLU schur_lu_;
   Eigen::PartialPivLU<Eigen::MatrixXd> dense_lu_;
-  mutable Eigen::VectorXd y_, lambda_rhs_;
+  mutable Eigen::VectorXd block_rhs_;
+  std::vector<int> row_bodies_;           // per constraint row, the number of bodies it touches
+  std::vector<char> row_touched_;
 };
 
 }  // namespace liembs
