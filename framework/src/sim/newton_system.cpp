@@ -61,10 +61,6 @@ void SmallLU::solve(double* x) const {
 
 void SmallLU::solve_in_place(Eigen::Ref<Eigen::VectorXd> x) const { solve(x.data()); }
 
-void SmallLU::solve_columns_in_place(Eigen::Ref<Eigen::MatrixXd> x) const {
-  for (Eigen::Index c = 0; c < x.cols(); ++c) solve(x.col(c).data());
-}
-
 bool NewtonSystem::is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index block_size, Eigen::Index bodies) {
   if (block_size <= 0 || bodies * block_size != A.rows()) return false;
   for (Eigen::Index c = 0; c < A.cols(); ++c) {

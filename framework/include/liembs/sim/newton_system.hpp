@@ -3,8 +3,8 @@
 // once and solved for several right-hand sides. When A is block diagonal with one block per
 // free body (absolute coordinates: M + beta h C), it is solved through the Schur complement
 //   S = J A^-1 J^T = sum_b J_b A_b^-1 J_b^T
-// over each body's nonzero constraint rows (an m x m LU plus small block LUs instead of one
-// (n + m)^2 LU); otherwise (trees, or A with the stiffness K coupling bodies) by a dense LU of
+// over each body's nonzero constraint rows (an m x m LU plus the explicit inverses of the small
+// body blocks instead of one (n + m)^2 LU); otherwise (trees, or A with the stiffness K coupling bodies) by a dense LU of
 // the whole matrix. A singular A_b (Euler parameters: M is singular along p) is made regular
 // with the body's own constraint rows J_L (those with no entry outside its columns, among them
 // the normalization row): (A + w J_L^T J_L) x + J^T y = b + w J_L^T c_L has the same solution.
@@ -14,14 +14,13 @@
 
 namespace liembs {
 
-// LU factorization with partial pivoting for the small dense matrices of NewtonSystem (the
-// body blocks and the Schur complement): a plain right-looking loop, without the blocking
-// and dispatch overhead that dominates Eigen's PartialPivLU below about 30 x 30.
+// LU factorization with partial pivoting for the Schur complement of NewtonSystem: a plain
+// right-looking loop, without the blocking and dispatch overhead that dominates Eigen's
+// PartialPivLU below about 30 x 30.
 class SmallLU {
  public:
   void compute(const Eigen::Ref<const Eigen::MatrixXd>& matrix);
-  // x <- A^-1 x, for a vector or each column of a matrix.
-  void solve_columns_in_place(Eigen::Ref<Eigen::MatrixXd> x) const;
+  // x <- A^-1 x.
   void solve_in_place(Eigen::Ref<Eigen::VectorXd> x) const;
 
  private:
