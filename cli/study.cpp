@@ -131,6 +131,8 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
   const std::filesystem::path output =
       values.count("output") ? std::filesystem::path(values["output"].as<std::string>())
                              : std::filesystem::path("liembs-output") / file.stem();
+  if (std::error_code ec; std::filesystem::exists(output, ec) && !std::filesystem::is_directory(output, ec))
+    throw Error(output.string() + ": exists and is not a folder; a study writes its outputs (and its cache) into a folder");
 
   study::ExecutionSummary summary;
   auto records = study::execute_cases(definition, cases, output, execution, summary);

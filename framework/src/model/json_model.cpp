@@ -115,7 +115,9 @@ class JsonModelReader {
       check_keys(body, {"name", "id", "r", "r_dot", "A", "omega", "p", "p_dot"}, where);
       RigidBody rigid;
       rigid.name = name;
-      if (!body.contains("r")) fail(where, "needs 'r'");
+      if (!body.contains("r"))
+        fail(where, body.size() <= 2 ? "needs 'r' (only the fixed frame, which must be named 'ground', has no pose)"
+                                     : "needs 'r'");
       rigid.reference_pose.r = vec3(body, "r", where);
       rigid.initial_linear_velocity = vec3_or_zero(body, "r_dot", where);
       const bool matrix = body.contains("A"), parameters = body.contains("p");

@@ -164,6 +164,27 @@ TimeFunction::TimeFunction(double value) : text_(std::to_string(value)) {
   }
 }
 
+namespace {
+
+// GiNaC's parser says "GiNaC: parse error at line L, column C: <what>\n[<its source location>]"
+// or "find_or_insert_symbol: symbol \"s\" not found": keep <what> (the position is reported
+// separately) and say which symbols there are.
+std::string readable_parse_message(std::string message) {
+  if (const auto newline = message.find('\n'); newline != std::string::npos) message.erase(newline);
+  if (message.rfind("GiNaC: parse error", 0) == 0)
+    if (const auto column_at = message.find("column"); column_at != std::string::npos)
+      if (const auto colon = message.find(": ", column_at); colon != std::string::npos) message.erase(0, colon + 2);
+  const std::string symbol_lookup = "find_or_insert_symbol: ";
+  if (message.rfind(symbol_lookup, 0) == 0) message.erase(0, symbol_lookup.size());
+  while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) message.pop_back();
+  if (message.find("unknown symbol") != std::string::npos || message.find("undefined symbol") != std::string::npos ||
+      message.find("not found") != std::string::npos)
+    message += " (the only variable is t; constants: pi)";
+  return message;
+}
+
+}  // namespace
+
 TimeFunction TimeFunction::parse(std::string_view text) {
   // Python's ** becomes ^; positions in the rewritten text map back to the original.
   std::string rewritten;
@@ -193,13 +214,9 @@ TimeFunction TimeFunction::parse(std::string_view text) {
     const std::size_t column = error.column;  // 1-based column in the rewritten text, 0 if none
     const std::size_t position =
         column == 0 ? 0 : original_position[std::min(column - 1, original_position.size() - 1)] + 1;
-    std::string message = error.what();
-    while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) message.pop_back();
-    if (message.find("unknown symbol") != std::string::npos || message.find("undefined symbol") != std::string::npos)
-      message += " (the only variable is t; constants: pi)";
-    throw ExpressionError(message, position);
+    throw ExpressionError(readable_parse_message(error.what()), position);
   } catch (const std::exception& error) {
-    throw ExpressionError(error.what(), 0);
+    throw ExpressionError(readable_parse_message(error.what()), 0);
   }
 
   TimeFunction function;

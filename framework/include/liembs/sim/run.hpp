@@ -54,7 +54,7 @@ struct RunSummary {
   double simulated_seconds = 0.0;
   double energy_initial = 0.0, energy_final = 0.0;
   double energy_drift_max = 0.0;            // max |E(t) - E(0)| / max(|E(0)|, 1e-300)
-  double angular_momentum_drift_max = 0.0;  // max |L(t) - L(0)| / max(|L(0)|, 1e-300)
+  double angular_momentum_drift_max = 0.0;  // max |L(t) - L(0)| / max |L(t)| (|L(0)| when conserved)
   double orthogonality_error_max = 0.0;
   double normalization_error_max = 0.0;  // max |p^T p - 1| (parameterizations with such an invariant)
   long long chart_switches = 0;          // Euler-angle chart switches between steps
