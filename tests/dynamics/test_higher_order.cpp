@@ -702,7 +702,7 @@ TEST_CASE("time-varying applied wrenches: H-GRNE equals the jet reference up to 
   }
 }
 
-TEST_CASE("time-varying applied wrenches: order r is the time derivative of order r-1, order 0 and 1 those of RNEA; "
+TEST_CASE("time-varying applied wrenches: order r is the time derivative of order r-1, order 0 and 1 those of RNEA, "
           "FD and hybrid dynamics return the motion",
           "[dynamics][higher-order][loads]") {
   REQUIRE_BUILD_TREE_REPRESENTATIONS();

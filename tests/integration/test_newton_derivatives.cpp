@@ -361,9 +361,11 @@ TEST_CASE("ida with the analytic Newton matrix and with IDA's difference quotien
     // Two runs of an adaptive method whose Newton iterations stop at a fraction of the local
     // error test: the same motion to the tolerance.
     check_same_motion(analytic, differenced, 1e-6, 1e-5);
-    // The same work up to the step sequences of two adaptive runs (a few per cent either
-    // way), without the residuals of the difference quotients.
-    CHECK(a.at("steps") <= 1.1 * d.at("steps"));
+    // The same work up to the step sequences of two adaptive runs, without the residuals of
+    // the difference quotients. The step counts move by round-off: the four link in
+    // euler-parameters went from within 10 % to 639 / 571 analytic / differenced steps when
+    // bdfperf reordered newton-euler's sums (results equal to 1e-11), hence 20 %.
+    CHECK(a.at("steps") <= 1.2 * d.at("steps"));
     CHECK(a.at("newton_iterations") <= 1.1 * d.at("newton_iterations"));
     CHECK(a.at("residual_evaluations") < d.at("residual_evaluations"));
   }
