@@ -193,6 +193,47 @@ TEST_CASE("backward Euler on the zero-DoF pendulum converges at order 1 to the k
   CHECK(fine[0] < 1e-12);
 }
 
+TEST_CASE("paper 004's order analysis (T7): backward Euler's vertical errors at T = 3 s are 1.925 h and 8.31 h, "
+          "BDF2 converges at order 2",
+          "[kinematics][bdf][paper-004]") {
+  // Reference note §4.5 / T7: to leading order |dz'(3)| = (h/2)|z''(3)| = 1.925 h and
+  // |dz''(3)| = h |z'''(3)| = 8.31 h (z vertical: y here), the positions exact.
+  DrivenPendulum pendulum;
+  const Plugins plugins;
+  const double end_time = 3.0;
+  const double jerk = [&] {  // z'''(3) by central differences of the closed-form z''
+    const double d = 1e-4;
+    return (pendulum.acceleration(end_time + d)(1) - pendulum.acceleration(end_time - d)(1)) / (2 * d);
+  }();
+  const double h = 1e-3;
+  {
+    auto bdf = plugins.integrator("bdf", "newton_tolerance_h2 = 1e-13");
+    const State end = integrate(plugins, pendulum, *bdf, h, end_time);
+    const double velocity_error = std::abs(end.velocities(1) - pendulum.velocity(end_time)(1)) / h;
+    const double acceleration_error = std::abs((*bdf->accelerations())(1) - pendulum.acceleration(end_time)(1)) / h;
+    INFO("|dz'(3)|/h = " << velocity_error << ", |dz''(3)|/h = " << acceleration_error << ", z''(3) = "
+                         << pendulum.acceleration(end_time)(1) << ", z'''(3) = " << jerk);
+    CHECK(0.5 * std::abs(pendulum.acceleration(end_time)(1)) == Approx(1.925).epsilon(1e-3));
+    CHECK(std::abs(jerk) == Approx(8.31).epsilon(1e-3));
+    CHECK(velocity_error == Approx(1.925).epsilon(0.01));
+    CHECK(acceleration_error == Approx(8.31).epsilon(0.01));
+  }
+  auto bdf2_errors = [&](double step) {
+    auto bdf = plugins.integrator("bdf", "order = 2\nnewton_tolerance_h2 = 1e-13");
+    const State end = integrate(plugins, pendulum, *bdf, step, end_time);
+    return std::array<double, 3>{(end.velocities - pendulum.velocity(end_time)).norm(),
+                                 (*bdf->accelerations() - pendulum.acceleration(end_time)).norm(),
+                                 (*bdf->multipliers() - pendulum.multipliers(end_time)).norm()};
+  };
+  const auto coarse = bdf2_errors(4e-3), fine = bdf2_errors(2e-3);
+  for (int k = 0; k < 3; ++k) {
+    const double observed = std::log2(coarse[k] / fine[k]);
+    INFO("BDF2 quantity " << k << " (velocity, acceleration, multipliers): errors " << coarse[k] << " -> " << fine[k]
+                          << ", observed order " << observed);
+    CHECK(std::abs(observed - 2.0) < 0.15);
+  }
+}
+
 TEST_CASE("kinematics refuses a mechanism that is not fully driven, naming its degrees of freedom",
           "[kinematics][failure]") {
   auto error_of = [](const std::string& file, std::vector<std::string> settings) {
