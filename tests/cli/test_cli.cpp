@@ -38,19 +38,7 @@ fs::path write_config(const std::string& name, const std::string& text) {
 }
 
 // The data rows of a CSV text as numbers (header skipped).
-std::vector<std::vector<double>> numeric_rows(const std::string& csv) {
-  std::vector<std::vector<double>> rows;
-  std::stringstream lines(csv);
-  std::string line;
-  std::getline(lines, line);
-  while (std::getline(lines, line)) {
-    std::vector<double> row;
-    std::stringstream fields(line);
-    for (std::string field; std::getline(fields, field, ',');) row.push_back(std::stod(field));
-    rows.push_back(row);
-  }
-  return rows;
-}
+std::vector<std::vector<double>> numeric_rows(const std::string& csv) { return cli_test::parse_csv(csv).rows; }
 
 bool has_leftovers(const fs::path& dir) {
   if (!fs::exists(dir)) return false;

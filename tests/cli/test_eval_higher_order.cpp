@@ -2,10 +2,9 @@
 // columns, agreement with rnea at order 0, the H-GRNE -> H-GABI round trip through CSV files
 // on the paper's aerial manipulator, hybrid dynamics with prescribed joints, and the errors
 // of [algorithm] order / prescribed / base naming the key.
-#include <catch2/catch.hpp>
+#include "../support/cli_process.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -20,45 +19,16 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
+using Result = cli_test::CliResult;
+using cli_test::read_file;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-fs::path folder(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("liembs-higher-order-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-Result run_liembs(const std::string& arguments) {
-  const fs::path dir = folder("io");
-  const std::string command = "env -u LIEMBS_PLUGIN_PATH '" LIEMBS_CLI "' " + arguments + " >'" + (dir / "out").string() +
-                              "' 2>'" + (dir / "err").string() + "'";
-  const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(dir / "out"), read_text(dir / "err")};
-}
+fs::path folder(const std::string& name) { return cli_test::scratch_folder("liembs-higher-order-test", name); }
+Result run_liembs(const std::string& arguments) { return cli_test::run_liembs(arguments, folder("io")); }
 
 // Header and first data row of a CSV text.
 std::pair<std::vector<std::string>, std::vector<double>> first_row(const std::string& csv) {
-  std::stringstream lines(csv);
-  std::string header, row;
-  std::getline(lines, header);
-  std::getline(lines, row);
-  std::vector<std::string> names;
-  std::vector<double> values;
-  std::stringstream h(header), v(row);
-  for (std::string field; std::getline(h, field, ',');) names.push_back(field);
-  for (std::string field; std::getline(v, field, ',');) values.push_back(std::stod(field));
-  return {names, values};
+  cli_test::CsvTable table = cli_test::parse_csv(csv);
+  return {table.names, table.rows.at(0)};
 }
 double value_of(const std::pair<std::vector<std::string>, std::vector<double>>& row, const std::string& column) {
   for (std::size_t c = 0; c < row.first.size(); ++c)
@@ -86,7 +56,7 @@ TEST_CASE("eval higher-order-rnea: documented columns, order 0 equal to rnea", "
                                 (dir / output).string() + "'");
     INFO(r.err);
     REQUIRE(r.status == 0);
-    return first_row(read_text(dir / output));
+    return first_row(read_file(dir / output));
   };
   const auto higher = eval("--set algorithm.name=higher-order-rnea --set algorithm.order=0", "higher.csv");
   const auto rnea = eval("--set algorithm.name=rnea", "rnea.csv");
@@ -116,7 +86,7 @@ TEST_CASE("eval: H-GRNE of order 5 fed to H-GABI returns the input derivatives o
   INFO(id.err);
   REQUIRE(id.status == 0);
   // H-GABI's inputs: the state columns of states.csv and the forces H-GRNE wrote.
-  const auto states = first_row(read_text(dir / "states.csv")), forces = first_row(read_text(dir / "forces.csv"));
+  const auto states = first_row(read_file(dir / "states.csv")), forces = first_row(read_file(dir / "forces.csv"));
   {
     std::ofstream out(dir / "fd.csv");
     out << std::setprecision(17);
@@ -129,7 +99,7 @@ TEST_CASE("eval: H-GRNE of order 5 fed to H-GABI returns the input derivatives o
                                "' --output '" + (dir / "rates.csv").string() + "'");
   INFO(fd.err);
   REQUIRE(fd.status == 0);
-  const auto rates = first_row(read_text(dir / "rates.csv"));
+  const auto rates = first_row(read_file(dir / "rates.csv"));
   int compared = 0;
   for (const std::string& name : names)
     if (name.find(".d") != std::string::npos) {  // the derivative columns
@@ -155,7 +125,7 @@ TEST_CASE("eval hybrid-dynamics: prescribed joints give their forces, the others
   const Result rnea = run_liembs("eval " + pendulum + " --set algorithm.name=rnea --states '" + (dir / "id.csv").string() +
                                  "' --output '" + (dir / "tau.csv").string() + "'");
   REQUIRE(rnea.status == 0);
-  const auto tau = first_row(read_text(dir / "tau.csv"));
+  const auto tau = first_row(read_file(dir / "tau.csv"));
   std::ofstream(dir / "hybrid.csv") << "q.shoulder,q.elbow,qd.shoulder,qd.elbow,tau.shoulder.d0,q.elbow.d2\n0.1,0.2,0.3,0.4,"
                                     << std::setprecision(17) << value_of(tau, "tau.shoulder") << ",0.6\n";
   const Result hybrid = run_liembs("eval " + pendulum +
@@ -163,7 +133,7 @@ TEST_CASE("eval hybrid-dynamics: prescribed joints give their forces, the others
                                    (dir / "hybrid.csv").string() + "' --output '" + (dir / "out.csv").string() + "'");
   INFO(hybrid.err);
   REQUIRE(hybrid.status == 0);
-  const auto out = first_row(read_text(dir / "out.csv"));
+  const auto out = first_row(read_file(dir / "out.csv"));
   CHECK(std::abs(value_of(out, "q.shoulder.d2") - 0.5) < 1e-10);
   CHECK(std::abs(value_of(out, "tau.elbow.d0") - value_of(tau, "tau.elbow")) < 1e-10);
 }
@@ -213,28 +183,11 @@ namespace {
 // upper, plus `extra` TOML lines.
 std::string loaded_pendulum(const fs::path& dir, const std::string& extra = "") {
   const fs::path file = dir / "loaded.toml";
-  std::ofstream(file) << read_text(LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml")
+  std::ofstream(file) << read_file(LIEMBS_SOURCE_DIR "/configs/examples/double-pendulum.toml")
                       << "\n[[model.loads]]\nbody = \"lower\"\nframe = \"body\"\nmoment = [0.1, 0.3, -0.2]\nforce = [1.0, 0.4, 0.5]\n"
                       << "\n[[model.loads]]\nbody = \"upper\"\nframe = \"world\"\nmoment = [0.2, 0.0, 0.1]\nforce = [0.3, -0.5, 2.0]\n"
                       << extra;
   return "'" + file.string() + "'";
-}
-
-std::vector<std::vector<double>> rows_of(const std::string& csv, std::vector<std::string>& names) {
-  std::stringstream lines(csv);
-  std::string line;
-  std::getline(lines, line);
-  names.clear();
-  std::stringstream header(line);
-  for (std::string field; std::getline(header, field, ',');) names.push_back(field);
-  std::vector<std::vector<double>> rows;
-  while (std::getline(lines, line)) {
-    std::vector<double> row;
-    std::stringstream fields(line);
-    for (std::string field; std::getline(fields, field, ',');) row.push_back(std::stod(field));
-    rows.push_back(row);
-  }
-  return rows;
 }
 
 }  // namespace
@@ -274,10 +227,10 @@ TEST_CASE("eval varying_loads: the model's loads and their derivatives are input
                                  (dir / "out.csv").string() + "'");
   INFO(eval.err);
   REQUIRE(eval.status == 0);
-  std::vector<std::string> names;
-  const auto rows = rows_of(read_text(dir / "out.csv"), names);
+  const cli_test::CsvTable out = cli_test::parse_csv(read_file(dir / "out.csv"));
+  const auto& rows = out.rows;
   REQUIRE(rows.size() == 3);
-  REQUIRE(names == std::vector<std::string>{"tau.shoulder.d0", "tau.elbow.d0", "tau.shoulder.d1", "tau.elbow.d1"});
+  REQUIRE(out.names == std::vector<std::string>{"tau.shoulder.d0", "tau.elbow.d0", "tau.shoulder.d1", "tau.elbow.d1"});
   for (int j = 0; j < 2; ++j) {
     const double change = rows[2][static_cast<std::size_t>(j)] - rows[0][static_cast<std::size_t>(j)];
     CHECK(std::abs(change) > 1e-3);
@@ -290,7 +243,7 @@ TEST_CASE("eval varying_loads: the model's loads and their derivatives are input
                                   (dir / "plain.csv").string() + "' --output '" + (dir / "plain-out.csv").string() + "'");
   INFO(plain.err);
   REQUIRE(plain.status == 0);
-  const auto constant = rows_of(read_text(dir / "plain-out.csv"), names);
+  const auto constant = cli_test::parse_csv(read_file(dir / "plain-out.csv")).rows;
   for (std::size_t c = 0; c < 4; ++c) CHECK(std::abs(constant.at(0).at(c) - rows[0][c]) < 1e-12);
 }
 

@@ -11,6 +11,7 @@
 //       model with that joint fixed;
 //   (e) RK4 keeps order 4 on (b); the energy balance E(t) - E(0) = W(t) holds;
 //   (f) the error paths.
+#include "../support/cli_process.hpp"
 #include "../test_support.hpp"
 
 #include <liembs/dynamics/kinematic_tree.hpp>
@@ -61,18 +62,9 @@ struct Trajectory {
 };
 
 Trajectory read_trajectory(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  Trajectory table;
-  std::string line, field;
-  std::getline(in, line);
-  for (std::istringstream fields(line); std::getline(fields, field, ',');) table.names.push_back(field);
-  while (std::getline(in, line)) {
-    std::vector<double> row;
-    for (std::istringstream fields(line); std::getline(fields, field, ',');) row.push_back(std::stod(field));
-    REQUIRE(row.size() == table.names.size());
-    table.rows.push_back(std::move(row));
-  }
-  return table;
+  cli_test::CsvTable table = cli_test::parse_csv(cli_test::read_file(file));
+  for (const auto& row : table.rows) REQUIRE(row.size() == table.names.size());
+  return {std::move(table.names), std::move(table.rows)};
 }
 
 PrescribedMotion& prescribed_of(Run& run) {

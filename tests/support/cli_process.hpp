@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace cli_test {  // not in namespace liembs: the tests call their runner liembs()
 
@@ -16,6 +17,31 @@ struct CliResult {
   int status;  // the exit status, -1 when the program did not exit normally
   std::string out, err;
 };
+
+// A CSV text as written by liembs: the header's names and every data row as numbers.
+struct CsvTable {
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> rows;
+};
+
+inline std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream stream(line);
+  for (std::string field; std::getline(stream, field, ',');) fields.push_back(field);
+  return fields;
+}
+
+inline CsvTable parse_csv(const std::string& text) {
+  CsvTable table;
+  std::stringstream lines(text);
+  std::string line;
+  if (std::getline(lines, line)) table.names = csv_fields(line);
+  while (std::getline(lines, line)) {
+    std::vector<double>& row = table.rows.emplace_back();
+    for (const std::string& field : csv_fields(line)) row.push_back(std::stod(field));
+  }
+  return table;
+}
 
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
