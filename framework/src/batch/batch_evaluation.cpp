@@ -85,12 +85,13 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
     if (alongside_error) std::rethrow_exception(alongside_error);
     return 1;
   }
-  // Blocks are taken in order from a shared counter, so a thread slowed by other work on
-  // the machine takes fewer; which thread computes a row never changes its result.
-  const std::size_t block = std::clamp<std::size_t>(rows / (8 * used), 32, 2048);
-  const std::size_t blocks = (rows + block - 1) / block;
+  // Blocks of consecutive rows are taken in order from a shared counter, so a thread slowed
+  // by other work on the machine takes fewer; which thread computes a row never changes its
+  // result. Guided sizes: a block is an eighth of the rows left per thread (at most
+  // max_block_rows, at least min_block_rows), so the blocks shrink towards the end and the
+  // threads finish within about one short block of each other (a join waits for the last).
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  std::atomic<std::size_t> next_block{0}, stop_block{none}, rows_done{0};
+  std::atomic<std::size_t> next_row{0}, stop_row{none}, rows_done{0};
   std::atomic<int> signal{0};
   struct Failure {
     std::size_t row = none;
@@ -102,20 +103,23 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
     for (;;) {
       if (const int pending = pending_interrupt()) {
         signal = pending;
-        stop_block = 0;
+        stop_row = 0;
         return;
       }
-      const std::size_t b = next_block.fetch_add(1);
-      // Blocks are claimed in increasing order: when block b fails, every block before it
-      // was claimed earlier and runs to its end, so the lowest failing row is always found.
-      if (b >= blocks || b >= stop_block.load()) return;
-      const std::size_t begin = b * block, end = std::min(rows, begin + block);
+      // Blocks are claimed in increasing order: when a row fails, every block before it was
+      // claimed earlier and runs to its end, so the lowest failing row is always found.
+      std::size_t begin = next_row.load(), size = 0;
+      do {
+        if (begin >= rows || begin >= stop_row.load()) return;
+        size = std::clamp<std::size_t>((rows - begin) / (8 * used), min_block_rows, max_block_rows);
+      } while (!next_row.compare_exchange_weak(begin, begin + size));
+      const std::size_t end = std::min(rows, begin + size);
       for (std::size_t row = begin; row < end; ++row) {
         try {
           work(worker, row);
         } catch (...) {
           failures[worker] = {row, std::current_exception()};
-          lower_to(stop_block, b);
+          lower_to(stop_row, row);
           return;
         }
       }

@@ -52,6 +52,8 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
                       const BatchMessages& messages = {}, const std::function<void()>& alongside = {});
 
 inline constexpr std::size_t min_rows_per_thread = 256;
+// The sizes of the blocks of rows the threads take (guided: shrinking towards the end).
+inline constexpr std::size_t min_block_rows = 16, max_block_rows = 2048;
 
 class BatchEvaluation {
  public:
