@@ -74,6 +74,8 @@ TEST_CASE("the tree-order factorization of M solves like a dense Cholesky", "[dy
       for (int block = 0; block < 3; ++block) X.middleCols(block * width, nv) = B.middleCols(block * nv, nv);
       X.leftCols(nv).setConstant(std::numeric_limits<double>::quiet_NaN());
       factorization.inverse_and_solve_in_place(X);
+      // M^-1 is given as its upper triangle.
+      X.leftCols(nv) = Eigen::MatrixXd(X.leftCols(nv).selfadjointView<Eigen::Upper>());
       for (int block = 0; block < 3; ++block) {
         INFO("block " << block);
         CHECK(relative_error(Eigen::MatrixXd(X.middleCols(block * width, nv)), dense.solve(Eigen::MatrixXd(B.middleCols(block * nv, nv)))) < roundoff_tolerance);

@@ -5,39 +5,122 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 namespace liembs {
 
 namespace {
 
 // y[c] <- scale y[c] - sum_t coefficients[t] sources[t][c] for c in [begin, end), with
-// `limits` a source taken only where c < limits[t] (it is zero from there on). A chunk of
+// `limits` a source taken only where c < offset + limits[t] (it is zero from there on). A chunk of
 // columns at a time in registers, each y read and written once: the rows of a solve are
 // short and many, and updating y once per source would bound the loop by its stores; 16
 // columns give 8 independent SSE accumulators, enough to hide the add latency.
 template <int Width, bool Limited>
 Eigen::Index gather_chunks(double* y, Eigen::Index c, Eigen::Index end, double scale, const double* const* sources,
-                           const double* coefficients, const Eigen::Index* limits, std::size_t count) {
+                           const double* coefficients, const Eigen::Index* limits, Eigen::Index offset, std::size_t count) {
   using Chunk = Eigen::Array<double, Width, 1>;
   for (; c + Width <= end; c += Width) {
     Chunk sum = scale * Eigen::Map<const Chunk>(y + c);
     for (std::size_t t = 0; t < count; ++t)
-      if (!Limited || c < limits[t]) sum -= coefficients[t] * Eigen::Map<const Chunk>(sources[t] + c);
+      if (!Limited || c < offset + limits[t]) sum -= coefficients[t] * Eigen::Map<const Chunk>(sources[t] + c);
     Eigen::Map<Chunk>(y + c) = sum;
   }
   return c;
 }
 
 template <bool Limited>
-void gather_rows(double* y, Eigen::Index begin, Eigen::Index end, double scale, const double* const* sources,
-                 const double* coefficients, const Eigen::Index* limits, std::size_t count) {
-  Eigen::Index c = gather_chunks<16, Limited>(y, begin, end, scale, sources, coefficients, limits, count);
-  c = gather_chunks<4, Limited>(y, c, end, scale, sources, coefficients, limits, count);
+void gather_rows_baseline(double* y, Eigen::Index begin, Eigen::Index end, double scale, const double* const* sources,
+                          const double* coefficients, const Eigen::Index* limits, Eigen::Index offset, std::size_t count) {
+  Eigen::Index c = gather_chunks<16, Limited>(y, begin, end, scale, sources, coefficients, limits, offset, count);
+  c = gather_chunks<4, Limited>(y, c, end, scale, sources, coefficients, limits, offset, count);
   for (; c < end; ++c) {
     double value = scale * y[c];
     for (std::size_t t = 0; t < count; ++t)
-      if (!Limited || c < limits[t]) value -= coefficients[t] * sources[t][c];
+      if (!Limited || c < offset + limits[t]) value -= coefficients[t] * sources[t][c];
     y[c] = value;
   }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LIEMBS_GATHER_DISPATCH 1
+// The same with AVX2 and FMA, chosen at run time when the processor has them (the build
+// stays baseline x86-64): the solves are dense row operations, the one part of the
+// derivatives that wider registers speed up directly (docs/derivatives.md, "Benchmark").
+// 16 columns are 4 registers; sources alternate between two sets of accumulators, so 8
+// fused multiply-adds are in flight.
+template <bool Limited>
+__attribute__((target("avx2,fma"))) void gather_rows_avx2(double* y, Eigen::Index begin, Eigen::Index end, double scale,
+                                                          const double* const* sources, const double* coefficients,
+                                                          const Eigen::Index* limits, Eigen::Index offset, std::size_t count) {
+  const __m256d factor = _mm256_set1_pd(scale);
+  Eigen::Index c = begin;
+  for (; c + 16 <= end; c += 16) {
+    __m256d a0 = _mm256_mul_pd(factor, _mm256_loadu_pd(y + c)), a1 = _mm256_mul_pd(factor, _mm256_loadu_pd(y + c + 4));
+    __m256d a2 = _mm256_mul_pd(factor, _mm256_loadu_pd(y + c + 8)), a3 = _mm256_mul_pd(factor, _mm256_loadu_pd(y + c + 12));
+    __m256d b0 = _mm256_setzero_pd(), b1 = b0, b2 = b0, b3 = b0;
+    std::size_t t = 0;
+    for (; t + 2 <= count; t += 2) {
+      if (!Limited || c < offset + limits[t]) {
+        const __m256d k = _mm256_set1_pd(coefficients[t]);
+        const double* x = sources[t] + c;
+        a0 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x), a0);
+        a1 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 4), a1);
+        a2 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 8), a2);
+        a3 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 12), a3);
+      }
+      if (!Limited || c < offset + limits[t + 1]) {
+        const __m256d k = _mm256_set1_pd(coefficients[t + 1]);
+        const double* x = sources[t + 1] + c;
+        b0 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x), b0);
+        b1 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 4), b1);
+        b2 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 8), b2);
+        b3 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 12), b3);
+      }
+    }
+    if (t < count && (!Limited || c < offset + limits[t])) {
+      const __m256d k = _mm256_set1_pd(coefficients[t]);
+      const double* x = sources[t] + c;
+      a0 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x), a0);
+      a1 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 4), a1);
+      a2 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 8), a2);
+      a3 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 12), a3);
+    }
+    _mm256_storeu_pd(y + c, _mm256_add_pd(a0, b0));
+    _mm256_storeu_pd(y + c + 4, _mm256_add_pd(a1, b1));
+    _mm256_storeu_pd(y + c + 8, _mm256_add_pd(a2, b2));
+    _mm256_storeu_pd(y + c + 12, _mm256_add_pd(a3, b3));
+  }
+  for (; c + 4 <= end; c += 4) {
+    __m256d a = _mm256_mul_pd(factor, _mm256_loadu_pd(y + c));
+    for (std::size_t t = 0; t < count; ++t)
+      if (!Limited || c < offset + limits[t]) a = _mm256_fnmadd_pd(_mm256_set1_pd(coefficients[t]), _mm256_loadu_pd(sources[t] + c), a);
+    _mm256_storeu_pd(y + c, a);
+  }
+  for (; c < end; ++c) {
+    double value = scale * y[c];
+    for (std::size_t t = 0; t < count; ++t)
+      if (!Limited || c < offset + limits[t]) value -= coefficients[t] * sources[t][c];
+    y[c] = value;
+  }
+}
+
+bool processor_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+template <bool Limited>
+void gather_rows(double* y, Eigen::Index begin, Eigen::Index end, double scale, const double* const* sources,
+                 const double* coefficients, const Eigen::Index* limits, Eigen::Index offset, std::size_t count) {
+#ifdef LIEMBS_GATHER_DISPATCH
+  static const bool wide = processor_has_avx2_fma();
+  if (wide) return gather_rows_avx2<Limited>(y, begin, end, scale, sources, coefficients, limits, offset, count);
+#endif
+  gather_rows_baseline<Limited>(y, begin, end, scale, sources, coefficients, limits, offset, count);
 }
 
 }  // namespace
@@ -74,6 +157,7 @@ TreeMassFactorization::TreeMassFactorization(const KinematicTree& tree) {
     for (const auto& [d, e] : list) {
       descendants_.push_back(d);
       descendant_entries_.push_back(e);
+      descendant_limits_.push_back(last_[static_cast<std::size_t>(d)] + 1);
     }
   }
   descendants_begin_.push_back(descendants_.size());
@@ -82,7 +166,6 @@ TreeMassFactorization::TreeMassFactorization(const KinematicTree& tree) {
   inverse_diagonal_.resize(size);
   sources_.resize(size);
   coefficients_.resize(size);
-  limits_.resize(size);
 }
 
 void TreeMassFactorization::factorize(const Eigen::MatrixXd& mass) {
@@ -146,18 +229,16 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
     const auto ii = static_cast<std::size_t>(i);
     const std::size_t count = descendants_begin_[ii + 1] - descendants_begin_[ii];
     if (count == 0) continue;
+    const std::size_t from = descendants_begin_[ii];
     for (std::size_t t = 0; t < count; ++t) {
-      const auto d = static_cast<std::size_t>(descendants_[descendants_begin_[ii] + t]);
-      sources_[t] = X.row(static_cast<Eigen::Index>(d)).data();
-      coefficients_[t] = lower_[descendant_entries_[descendants_begin_[ii] + t]];
+      sources_[t] = X.row(descendants_[from + t]).data();
+      coefficients_[t] = lower_[descendant_entries_[from + t]];
     }
     double* const row = X.row(i).data();
     for (Eigen::Index b = 0; b < blocks; ++b) {
       const Eigen::Index first = b * block;
-      for (std::size_t t = 0; t < count; ++t)
-        limits_[t] = first + last_[static_cast<std::size_t>(descendants_[descendants_begin_[ii] + t])] + 1;
       gather_rows<true>(row, first + (b == 0 ? down(i) : 0), first + up(last_[ii] + 1), 1.0, sources_.data(),
-                        coefficients_.data(), limits_.data(), count);
+                        coefficients_.data(), descendant_limits_.data() + from, first, count);
     }
   }
   // X <- L^-1 D^-1 X, root first: row k gathers its ancestors' final rows; of M^-1's block
@@ -171,11 +252,8 @@ void TreeMassFactorization::inverse_and_solve_in_place(RowMajorMatrix& X) {
       coefficients_[t] = lower_[begin_[kk] + t];
     }
     gather_rows<false>(X.row(k).data(), down(k), width, inverse_diagonal_[kk], sources_.data(), coefficients_.data(),
-                       nullptr, count);
+                       nullptr, 0, count);
   }
-  // M^-1's lower triangle from its upper.
-  for (int k = 0; k < nv; ++k)
-    for (int c = k + 1; c < nv; ++c) X(c, k) = X(k, c);
 }
 
 }  // namespace liembs

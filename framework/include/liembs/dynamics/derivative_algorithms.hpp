@@ -190,7 +190,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
     add_accelerations(out.acceleration);
     configuration_columns(by_q);
     factorization_.inverse_and_solve_in_place(right_hand_sides_);
-    out.acceleration_by_force = right_hand_sides_.leftCols(nv).transpose();  // symmetric: a plain copy
+    out.acceleration_by_force = right_hand_sides_.leftCols(nv).selfadjointView<Eigen::Upper>();  // (its upper triangle)
     out.acceleration_by_q = -by_q;
     out.acceleration_by_u = -by_u;
   }
@@ -364,10 +364,11 @@ class RecursiveDerivatives final : public TreeDerivatives {
         by_u(offset + j, row) = S_[c].dot(H_[k]);
       }
       if (floating) {
-        mass.block<1, 6>(row, 0) = a.transpose() * base_adjoint_;
-        mass.block<6, 1>(0, row) = mass.block<1, 6>(row, 0).transpose();
+        const Vec6 base_row = to_base(a);  // (a^T Ad_C)^T
+        mass.block<1, 6>(row, 0) = base_row.transpose();
+        mass.block<6, 1>(0, row) = base_row;
         by_u.template block<1, 6>(row, 0) = a.transpose() * base_rate_ - b.transpose() * base_adjoint_.topRows<3>();
-        by_u.template block<6, 1>(0, row) = base_adjoint_.transpose() * H_[k];
+        by_u.template block<6, 1>(0, row) = to_base(H_[k]);
       }
     }
   }
@@ -405,12 +406,27 @@ class RecursiveDerivatives final : public TreeDerivatives {
         by_q(offset + j, row) = S_[c].dot(G);
       }
       if (floating) {
-        by_q.template block<1, 6>(row, 0) = a.transpose() * base_rate_;
-        if (world_loads_) by_q.template block<1, 6>(row, 0) -= LS_[k].transpose() * base_adjoint_.topRows<3>();
-        by_q.template block<6, 1>(0, row) = base_adjoint_.transpose() * G;
+        // a^T ad_{a_g} Ad_C: ad_{a_g}^T a = (a_v x a_g,v, 0) for the purely linear a_g; Ad_C^T
+        // of a pure moment m is (R^T m, 0) (as is the world loads' term, L^T S, 0).
+        Vec3 moment = a.tail<3>().cross(gravity_acceleration_.tail<3>());
+        if (world_loads_) moment -= LS_[k];
+        by_q.template block<1, 3>(row, 0) = (base_pose_rotation_transpose() * moment).transpose();
+        by_q.template block<1, 3>(row, 3).setZero();
+        by_q.template block<6, 1>(0, row) = to_base(G);
       }
     }
   }
+
+  // Ad_C^T W = (R^T (m - r x f), R^T f): a world wrench (or a row paired with the base's
+  // screws Ad_C) in base coordinates, without the 6x6 product.
+  LIEMBS_STRONG_INLINE Vec6 to_base(const Vec6& W) const {
+    const Mat3 Rt = base_pose_rotation_transpose();
+    const Vec3 force = W.tail<3>();
+    Vec6 out;
+    out << Rt * (W.head<3>() - kernels_.base_pose_.r.cross(force)), Rt * force;
+    return out;
+  }
+  Mat3 base_pose_rotation_transpose() const { return kernels_.base_pose_.R.transpose(); }
 
   // dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
   LIEMBS_STRONG_INLINE double configuration_entry(std::size_t i, const Vec6& a, const Vec3& b, std::size_t j) const {

@@ -38,7 +38,9 @@ class TreeMassFactorization {
 
   // X = [M^-1 | M^-1 B_1 | ... ] from X = [(anything) | B_1 | ...] (row-major, size() rows,
   // blocks of block_width(size()) columns whose columns past size() are zero, and stay
-  // so): the first block is overwritten with M^-1, the others are solved in place. Each B
+  // so): the first block is overwritten with M^-1's upper triangle (read it through
+  // selfadjointView<Eigen::Upper>(); the entries below the diagonal are unspecified), the
+  // others are solved in place. Each B
   // must have the tree's sparsity: entry (i, j) nonzero only if i and j are related (equal,
   // or one an ancestor of the other); dtau/dq and dtau/du have it. The first
   // (leaves-to-root) sweep keeps that sparsity and touches only the columns up to a
@@ -55,10 +57,10 @@ class TreeMassFactorization {
   // The descendants of velocity k and the index of L_dk in lower_, per k in the same layout.
   std::vector<int> descendants_;
   std::vector<std::size_t> descendants_begin_, descendant_entries_;
+  std::vector<Eigen::Index> descendant_limits_;  // last_ + 1 of each descendant: its row is zero from there on
   // Scratch of one row's sources in the solves.
   std::vector<const double*> sources_;
   std::vector<double> coefficients_;
-  std::vector<Eigen::Index> limits_;
 };
 
 }  // namespace liembs
