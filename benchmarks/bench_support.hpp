@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <string>
@@ -54,20 +55,36 @@ inline Sample random_sample(const KinematicTree& tree, unsigned seed) {
   return sample;
 }
 
-// Collects CPU time per benchmark name for the ratio table: the fastest repetition
-// (--benchmark_repetitions), the estimate least disturbed by other work on the machine.
+// Collects CPU time per benchmark name for the ratio tables: the fastest repetition
+// (--benchmark_repetitions), the estimate least disturbed by other work on the machine, or,
+// when only aggregates are reported (--benchmark_report_aggregates_only), the median.
+// Benchmarks that reported nothing (filtered out, --benchmark_list_tests) have no time.
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      const double time = run.GetAdjustedCPUTime();
-      const auto [entry, inserted] = times.emplace(run.benchmark_name(), time);
-      if (!inserted) entry->second = std::min(entry->second, time);
+      if (run.error_occurred) continue;
+      const double time = run.GetAdjustedCPUTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);  // ns
+      if (run.run_type == Run::RT_Iteration) {
+        const auto [entry, inserted] = fastest_.emplace(run.run_name.str(), time);
+        if (!inserted) entry->second = std::min(entry->second, time);
+      } else if (run.aggregate_name == "median") {
+        medians_[run.run_name.str()] = time;
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  std::map<std::string, double> times;  // nanoseconds
+  // Nanoseconds per call, or NaN if the benchmark reported nothing.
+  double time(const std::string& name) const {
+    if (const auto found = fastest_.find(name); found != fastest_.end()) return found->second;
+    if (const auto found = medians_.find(name); found != medians_.end()) return found->second;
+    return std::nan("");
+  }
+  bool has(const std::string& name) const { return !std::isnan(time(name)); }
+  bool empty() const { return fastest_.empty() && medians_.empty(); }
+
+ private:
+  std::map<std::string, double> fastest_, medians_;
 };
 
 }  // namespace liembs::bench

@@ -32,11 +32,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <random>
+#include <sstream>
 
 using namespace liembs;
 using liembs::bench::random_sample;
@@ -208,35 +210,44 @@ int main(int argc, char** argv) {
   RecordingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
-  // Per model: the best representation of each kernel, and the ratios of the bars.
+  // Per model: the best representation of each kernel, and the ratios of the bars;
+  // a cell whose benchmarks did not run (filtered out, no ADOL-C) prints as "-", and a model
+  // without dID or dFD times is left out (nothing is printed if nothing ran).
   const auto best = [&](const std::string& model, const char* kernel, std::string* who = nullptr) {
-    double time = 1e300;
+    double time = std::nan("");
     for (const char* name : representation_names) {
-      const auto found = reporter.times.find(model + "/" + kernel + "/" + name);
-      if (found != reporter.times.end() && found->second < time) {
-        time = found->second;
+      const double t = reporter.time(model + "/" + kernel + "/" + name);
+      if (!std::isnan(t) && !(t >= time)) {
+        time = t;
         if (who) *who = name;
       }
     }
     return time;
   };
-  // Absent kernels (no ADOL-C) print as 0.
-  const auto adolc = [&](const std::string& model, const char* kernel) {
-    const auto found = reporter.times.find(model + "/" + kernel + "/adolc");
-    return found == reporter.times.end() ? 0.0 : found->second;
+  const auto adolc = [&](const std::string& model, const char* kernel) { return reporter.time(model + "/" + kernel + "/adolc"); };
+  const auto cell = [](double value, int precision) {
+    if (std::isnan(value)) return std::string("-");
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(precision) << value;
+    return out.str();
   };
-  std::cout << "\n| model | dID ns (best) | dID / RNEA | dFD ns (best) | dFD / ABA | FD of RNEA / dID | FD of ABA / dFD "
-               "| ADOL-C dID / dID | ADOL-C dFD / dFD | dGeom / RNEA |\n"
-               "|---|---|---|---|---|---|---|---|---|---|\n";
+  bool header = false;
   for (const auto& bench_model : models) {
     const std::string& m = bench_model.name;
     std::string id_who, fd_who;
     const double id = best(m, "dID", &id_who), fd = best(m, "dFD", &fd_who);
-    std::cout << "| " << m << " | " << std::fixed << std::setprecision(0) << id << " (" << id_who << ") | "
-              << std::setprecision(2) << id / best(m, "RNEA") << " | " << std::setprecision(0) << fd << " (" << fd_who
-              << ") | " << std::setprecision(2) << fd / best(m, "ABA") << " | " << std::setprecision(1)
-              << best(m, "FD-dID") / id << " | " << best(m, "FD-dFD") / fd << " | " << adolc(m, "ADOLC-dID") / id
-              << " | " << adolc(m, "ADOLC-dFD") / fd << " | " << best(m, "dGeom") / best(m, "RNEA") << " |\n";
+    if (std::isnan(id) && std::isnan(fd)) continue;
+    if (!header) {
+      std::cout << "\n| model | dID ns (best) | dID / RNEA | dFD ns (best) | dFD / ABA | FD of RNEA / dID | FD of ABA / dFD "
+                   "| ADOL-C dID / dID | ADOL-C dFD / dFD | dGeom / RNEA |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n";
+      header = true;
+    }
+    std::cout << "| " << m << " | " << cell(id, 0) << (id_who.empty() ? "" : " (" + id_who + ")") << " | "
+              << cell(id / best(m, "RNEA"), 2) << " | " << cell(fd, 0) << (fd_who.empty() ? "" : " (" + fd_who + ")")
+              << " | " << cell(fd / best(m, "ABA"), 2) << " | " << cell(best(m, "FD-dID") / id, 1) << " | "
+              << cell(best(m, "FD-dFD") / fd, 1) << " | " << cell(adolc(m, "ADOLC-dID") / id, 1) << " | "
+              << cell(adolc(m, "ADOLC-dFD") / fd, 1) << " | " << cell(best(m, "dGeom") / best(m, "RNEA"), 1) << " |\n";
   }
   // The benchmarks hold objects of the plugins: release them while the registry still has
   // the plugins loaded (they used to be destroyed at exit, after it, and crash).

@@ -266,6 +266,17 @@ std::pair<Eigen::VectorXd, double> fit(const Eigen::MatrixXd& A, const Eigen::Ve
   return {c, 1.0 - residual / total};
 }
 
+// A table cell: "-" for a benchmark that did not run (filtered out, no ADOL-C).
+std::string cell(double value, const char* format) {
+  if (std::isnan(value)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// Whether every value is a number: a fit over benchmarks that did not all run is left out.
+bool complete(const Eigen::VectorXd& values) { return values.allFinite(); }
+
 const double paper_grne[] = {2.326, 3.078, 2.867, 4.355, 5.960, 8.171};  // us, Fig. 3, r = 0..5
 const double paper_gabi[] = {4.106, 4.802, 6.486, 6.461, 8.589, 11.085};
 
@@ -316,13 +327,19 @@ int main(int argc, char** argv) {
   MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto t = [&](const std::string& name) { return reporter.get(name) / 1000.0; };  // us
+  if (reporter.times.empty()) {  // nothing ran (--benchmark_list_tests, a filter that matches nothing)
+    benchmark::ClearRegisteredBenchmarks();
+    return 0;
+  }
 
   std::printf("\nOrder 0 against RNEA and ABA (aerial manipulator, us):\n\n"
               "| representation | RNEA | H-GRNE r=0 | ratio | ABA | H-GABI r=0 | ratio |\n|---|---|---|---|---|---|---|\n");
   for (const char* who : representation_names) {
     const double rnea = t(key("aerial", "RNEA", who)), aba = t(key("aerial", "ABA", who));
     const double grne = t(key("aerial", "H-GRNE", who, 0)), gabi = t(key("aerial", "H-GABI", who, 0));
-    std::printf("| %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f |\n", who, rnea, grne, grne / rnea, aba, gabi, gabi / aba);
+    if (std::isnan(rnea) && std::isnan(grne) && std::isnan(aba) && std::isnan(gabi)) continue;
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", who, cell(rnea, "%.3f").c_str(), cell(grne, "%.3f").c_str(),
+                cell(grne / rnea, "%.2f").c_str(), cell(aba, "%.3f").c_str(), cell(gabi, "%.3f").c_str(), cell(gabi / aba, "%.2f").c_str());
   }
 
   std::printf("\nAerial manipulator (N = 7, 12 DoF), us per call, body-fixed representation; paper: Fig. 3 (4.7 GHz):\n\n"
@@ -334,19 +351,28 @@ int main(int argc, char** argv) {
     const double ad_rnea = t(key("aerial", "ADOL-C-RNEA", "AD", r)), ad_aba = t(key("aerial", "ADOL-C-ABA", "AD", r));
     char paper[64] = "- | -";
     if (r <= 5) std::snprintf(paper, sizeof paper, "%.3f | %.3f", paper_grne[r], paper_gabi[r]);
-    std::printf("| %d | %.3f | %.2f | %.3f | %.2f | %.3f | %.2f | %.1f | %.2f | %.1f | %.2f | %.2f | %s |\n", r, grne,
-                grne / grne0, gabi, gabi / gabi0, t(key("aerial", "H-GHYB", table_representation, r)), ad_rnea, ad_rnea / grne, ad_aba,
-                ad_aba / gabi, t(key("aerial", "nested-RNEA", "AD", r)), t(key("aerial", "nested-ABA", "AD", r)), paper);
+    const double hybrid = t(key("aerial", "H-GHYB", table_representation, r));
+    if (std::isnan(grne) && std::isnan(gabi) && std::isnan(hybrid) && std::isnan(ad_rnea) && std::isnan(ad_aba)) continue;
+    std::printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r, cell(grne, "%.3f").c_str(),
+                cell(grne / grne0, "%.2f").c_str(), cell(gabi, "%.3f").c_str(), cell(gabi / gabi0, "%.2f").c_str(),
+                cell(hybrid, "%.3f").c_str(), cell(ad_rnea, "%.2f").c_str(), cell(ad_rnea / grne, "%.1f").c_str(),
+                cell(ad_aba, "%.2f").c_str(), cell(ad_aba / gabi, "%.1f").c_str(),
+                cell(t(key("aerial", "nested-RNEA", "AD", r)), "%.2f").c_str(), cell(t(key("aerial", "nested-ABA", "AD", r)), "%.2f").c_str(),
+                paper);
   }
 
   std::printf("\nTable 4 sweep, N = 1 + 5 N_BOD, us per call (body-fixed):\n\n"
               "| N | H-GRNE r=0 | r=2 | r=5 | H-GABI r=0 | r=2 | r=5 |\n|---|---|---|---|---|---|---|\n");
   for (const auto& problem : sweep) {
-    std::printf("| %d |", problem->tree->dof() + 1);
+    std::string row;
+    bool ran = false;
     for (const char* kernel : {"H-GRNE", "H-GABI"})
-      for (const int r : sweep_orders)
-        std::printf(" %.2f |", t(key(problem->name, kernel, table_representation, r)));
-    std::printf("\n");
+      for (const int r : sweep_orders) {
+        const double time = t(key(problem->name, kernel, table_representation, r));
+        ran = ran || !std::isnan(time);
+        row.append(" ").append(cell(time, "%.2f")).append(" |");
+      }
+    if (ran) std::printf("| %d |%s\n", problem->tree->dof() + 1, row.c_str());
   }
   std::printf("\nLinear fit in N at fixed r, t = a + b N (body-fixed): a in us, b in ns per body, and R^2:\n\n"
               "| kernel | r | a (us) | b (ns/body) | R^2 |\n|---|---|---|---|---|\n");
@@ -358,6 +384,7 @@ int main(int argc, char** argv) {
         A(i, 0) = 1.0, A(i, 1) = sweep[static_cast<std::size_t>(i)]->tree->dof() + 1.0;
         y(i) = t(key(sweep[static_cast<std::size_t>(i)]->name, kernel, table_representation, r));
       }
+      if (!complete(y)) continue;
       const auto [c, r2] = fit(A, y);
       std::printf("| %s | %d | %.2f | %.1f | %.5f |\n", kernel, r, c(0), 1000.0 * c(1), r2);
     }
@@ -367,8 +394,11 @@ int main(int argc, char** argv) {
   for (int r = 0; r <= max_order; ++r) {
     const double grne = t(key("N101", "H-GRNE", table_representation, r)), gabi = t(key("N101", "H-GABI", table_representation, r));
     const double ad_rnea = t(key("N101", "ADOL-C-RNEA", "AD", r)), ad_aba = t(key("N101", "ADOL-C-ABA", "AD", r));
-    std::printf("| %d | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r, grne, gabi, ad_rnea, ad_rnea / grne,
-                ad_aba, ad_aba / gabi, t(key("N101", "nested-RNEA", "AD", r)), t(key("N101", "nested-ABA", "AD", r)));
+    if (std::isnan(grne) && std::isnan(gabi) && std::isnan(ad_rnea) && std::isnan(ad_aba)) continue;
+    std::printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r, cell(grne, "%.2f").c_str(), cell(gabi, "%.2f").c_str(),
+                cell(ad_rnea, "%.1f").c_str(), cell(ad_rnea / grne, "%.1f").c_str(), cell(ad_aba, "%.1f").c_str(),
+                cell(ad_aba / gabi, "%.1f").c_str(), cell(t(key("N101", "nested-RNEA", "AD", r)), "%.1f").c_str(),
+                cell(t(key("N101", "nested-ABA", "AD", r)), "%.1f").c_str());
   }
   std::printf("\n| kernel | c0 (us) | c1 (us) | c2 (us) | R^2 quadratic | R^2 linear |\n|---|---|---|---|---|---|\n");
   for (const std::string model : {"N101", "aerial"})
@@ -376,6 +406,7 @@ int main(int argc, char** argv) {
       Eigen::MatrixXd A(max_order + 1, 3);
       Eigen::VectorXd y(max_order + 1);
       for (int r = 0; r <= max_order; ++r) A(r, 0) = 1.0, A(r, 1) = r, A(r, 2) = r * r, y(r) = t(key(model, kernel, table_representation, r));
+      if (!complete(y)) continue;
       const auto [c, r2] = fit(A, y);
       const auto [c_linear, r2_linear] = fit(A.leftCols(2), y);
       std::printf("| %s %s | %.3f | %.3f | %.4f | %.5f | %.5f |\n", model.c_str(), kernel, c(0), c(1), c(2), r2, r2_linear);

@@ -275,26 +275,33 @@ void time_integrator(benchmark::State& bench, const Row& row, const IntegratorCh
 }
 
 // Collects CPU time per benchmark name for the table: the median over repetitions
-// (--benchmark_repetitions), since other processes on the machine inflate single timings.
+// (--benchmark_repetitions), since other processes on the machine inflate single timings;
+// with --benchmark_report_aggregates_only, the median aggregate.
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.run_type == Run::RT_Iteration && !run.error_occurred)
-        repetitions[run.benchmark_name()].push_back(run.GetAdjustedCPUTime() /
-                                                     benchmark::GetTimeUnitMultiplier(run.time_unit));
+    for (const auto& run : runs) {
+      if (run.error_occurred) continue;
+      const double seconds = run.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
+      if (run.run_type == Run::RT_Iteration) repetitions[run.run_name.str()].push_back(seconds);
+      else if (run.aggregate_name == "median") medians[run.run_name.str()] = seconds;
+    }
     ConsoleReporter::ReportRuns(runs);
   }
   // CPU seconds per run, median over the repetitions; 0 if the benchmark did not run.
   double seconds(const std::string& name) const {
     const auto found = repetitions.find(name);
-    if (found == repetitions.end()) return 0.0;
+    if (found == repetitions.end()) {
+      const auto median = medians.find(name);
+      return median == medians.end() ? 0.0 : median->second;
+    }
     std::vector<double> times = found->second;
     std::sort(times.begin(), times.end());
     const std::size_t n = times.size();
     return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
   }
   std::map<std::string, std::vector<double>> repetitions;
+  std::map<std::string, double> medians;
 };
 
 std::vector<Row> rows(bool newton_matrices) {
@@ -329,6 +336,7 @@ std::vector<Row> rows(bool newton_matrices) {
 }
 
 void print_table(const std::vector<Row>& table_rows, const RecordingReporter& reporter) {
+  if (reporter.repetitions.empty() && reporter.medians.empty()) return;  // nothing ran (--benchmark_list_tests)
   std::cout << "\nMatched accuracy: final-pose error < " << short_number(target_error)
             << " at the end time against rkmk rk4 at h = " << short_number(reference_step)
             << " s. Cost: CPU time per simulated second (median of the repetitions).\n\n"

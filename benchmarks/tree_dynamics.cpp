@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstring>
 #include <functional>
@@ -225,6 +226,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&count, arguments.data());
   RecordingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  if (reporter.empty()) return 0;  // nothing ran (--benchmark_list_tests, a filter that matches nothing)
 
   // Ratio table: peer time / best LieMBS representation time (> 1: LieMBS is faster).
   std::cout << "\n| model | algorithm | best representation | ns | ns / joint | slowest / best | registry / direct |";
@@ -238,13 +240,13 @@ int main(int argc, char** argv) {
       std::string best_name;
       double best = 1e300, slowest = 0;
       for (const char* name : {"body-fixed", "spatial", "hybrid", "mixed"}) {
-        const auto found = reporter.times.find(base + name);
-        if (found == reporter.times.end()) continue;
-        if (found->second < best) {
-          best = found->second;
+        const double time = reporter.time(base + name);
+        if (std::isnan(time)) continue;
+        if (time < best) {
+          best = time;
           best_name = name;
         }
-        slowest = std::max(slowest, found->second);
+        slowest = std::max(slowest, time);
       }
       if (best_name.empty()) continue;
       best_time[base] = best;
@@ -252,14 +254,11 @@ int main(int argc, char** argv) {
                 << std::setprecision(0) << best << " | " << std::setprecision(1)
                 << best / std::max(bench_model.joint_dof, 1) << " | " << std::setprecision(2) << slowest / best
                 << " | ";
-      const auto registry_time = reporter.times.find(base + "body-fixed");
-      const auto direct_time = reporter.times.find(base + "direct-body-fixed");
-      if (registry_time != reporter.times.end() && direct_time != reporter.times.end())
-        std::cout << registry_time->second / direct_time->second;
+      if (reporter.has(base + "body-fixed") && reporter.has(base + "direct-body-fixed"))
+        std::cout << reporter.time(base + "body-fixed") / reporter.time(base + "direct-body-fixed");
       std::cout << " |";
       for (const char* peer : {"MuJoCo", "DART", "KDL"}) {
-        const auto found = reporter.times.find(base + peer);
-        if (found != reporter.times.end()) std::cout << ' ' << found->second / best;
+        if (reporter.has(base + peer)) std::cout << ' ' << reporter.time(base + peer) / best;
         std::cout << " |";
       }
       std::cout << "\n";
