@@ -73,6 +73,12 @@ class OutputWriter {
 
   bool csv() const { return !npy_; }
 
+  // A .npy output written at offsets by the threads (pwrite): where its data starts, the
+  // file to open, and the rows it will hold when committed.
+  std::uint64_t npy_data_offset() const { return npy::header_bytes(0, width_, true).size(); }
+  const std::filesystem::path& temporary_path() const { return file_.temporary_path(); }
+  void add_rows(std::size_t rows) { rows_ += rows; }
+
   // Sizes a chunk's outputs; for CSV a slot per row of at most `copied_bytes(row)` bytes of
   // copied text.
   template <class CopiedBytes>
@@ -170,6 +176,104 @@ void run_chunks(OutputWriter& output, std::size_t& rows_done, Fill&& fill, Evalu
   throw ConfigError("column '" + column + "': '" + std::string(text) + "' is not a finite number");
 }
 
+// Throws for the first value of a .npy row that is not finite.
+void check_finite(const std::vector<std::string>& columns, const double* state) {
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    if (!std::isfinite(state[c])) not_finite(columns[c], std::isnan(state[c]) ? "nan" : state[c] > 0 ? "inf" : "-inf");
+}
+
+// A descriptor closed on every path.
+class Descriptor {
+ public:
+  Descriptor(const std::filesystem::path& path, int flags, const std::string& error)
+      : fd_(::open(path.c_str(), flags | O_CLOEXEC)) {
+    if (fd_ < 0) throw Error(error + ": " + std::strerror(errno));
+  }
+  ~Descriptor() { ::close(fd_); }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Rows a thread reads (pread) or writes (pwrite) at a time on the .npy-to-.npy path.
+constexpr std::size_t npy_window_rows = 256;
+
+// A thread's window on a .npy input and output, on cache lines of its own: the rows
+// [begin, end) of the input, and the outputs of the rows [out_begin, out_begin + out_rows).
+struct alignas(64) NpyWindow {
+  std::size_t begin = 0, end = 0, out_begin = 0, out_rows = 0;
+  std::vector<double> in, out;
+};
+
+// pread/pwrite of exactly `bytes`, retried after partial transfers and EINTR.
+template <class Transfer>
+void transfer_all(Transfer&& transfer, char* data, std::size_t bytes, std::uint64_t offset, const std::string& error) {
+  while (bytes > 0) {
+    const ssize_t count = transfer(data, bytes, static_cast<off_t>(offset));
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) throw Error(error + (count < 0 ? std::string(": ") + std::strerror(errno) : std::string(": unexpected end")));
+    data += count;
+    bytes -= static_cast<std::size_t>(count);
+    offset += static_cast<std::uint64_t>(count);
+  }
+}
+
+// A C-order .npy input to a .npy output: every thread reads the rows it takes and writes
+// their outputs itself, at their offsets, a window of rows at a time. No rows pass through
+// another thread (the chunked path below moves each row's input and output between cores:
+// 14 % more CPU a row of arm RNEA on 2 threads than on 1), and nothing runs alone but the
+// header. The blocks of for_each_row are consecutive rows, so a window is read once.
+void evaluate_npy_rows(BatchEvaluation& batch, const std::string& states, const npy::Header& header,
+                       OutputWriter& output, std::size_t window_rows, FileEvaluation& result) {
+  const auto& inputs = batch.input_columns();
+  const std::size_t width = inputs.size(), out_width = batch.output_count();
+  window_rows = std::max<std::size_t>(1, window_rows);
+  const Descriptor input(states, O_RDONLY, states + ": cannot read the states file");
+  const std::string output_name = output.temporary_path().string();
+  const Descriptor output_file(output.temporary_path(), O_WRONLY, output_name + ": cannot write the output file");
+  const std::uint64_t out_offset = output.npy_data_offset();
+  std::vector<NpyWindow> windows(std::max(1u, batch.threads()));
+  for (NpyWindow& window : windows) {  // 8 more doubles each: the threads' buffers share no cache line
+    window.in.resize(window_rows * width + 8);
+    window.out.resize(window_rows * out_width + 8);
+  }
+  const auto flush = [&](NpyWindow& window) {
+    if (window.out_rows == 0) return;
+    transfer_all([&](char* data, std::size_t bytes, off_t at) { return ::pwrite(output_file.get(), data, bytes, at); },
+                 reinterpret_cast<char*>(window.out.data()), window.out_rows * out_width * 8,
+                 out_offset + 8ull * window.out_begin * out_width, output_name + ": writing the output file failed");
+    window.out_rows = 0;
+  };
+  BatchMessages messages;
+  messages.row_prefix = [&](std::size_t row) { return states + ": row " + std::to_string(row) + ": "; };
+  messages.interrupted_where = [&](std::size_t done) { return "after " + std::to_string(done) + " state(s) of " + states; };
+  batch.for_each_row(
+      header.rows,
+      [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
+        NpyWindow& window = windows[worker];
+        if (row < window.begin || row >= window.end) {
+          window.begin = row;
+          window.end = std::min(header.rows, row + window_rows);
+          transfer_all([&](char* data, std::size_t bytes, off_t at) { return ::pread(input.get(), data, bytes, at); },
+                       reinterpret_cast<char*>(window.in.data()), (window.end - row) * width * 8,
+                       header.data_offset + 8ull * row * width, states + ": read error");
+        }
+        if (window.out_rows > 0 && (row != window.out_begin + window.out_rows || window.out_rows == window_rows)) flush(window);
+        if (window.out_rows == 0) window.out_begin = row;
+        const double* state = window.in.data() + (row - window.begin) * width;
+        check_finite(inputs, state);
+        evaluator.evaluate(state, window.out.data() + window.out_rows * out_width);
+        ++window.out_rows;
+      },
+      messages);
+  for (NpyWindow& window : windows) flush(window);
+  output.add_rows(header.rows);
+  result.rows = header.rows;
+}
+
 FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path& states_path,
                             const std::filesystem::path& output_path, const std::string& algorithm,
                             const FileChunks& sizes) {
@@ -188,6 +292,13 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
   OutputWriter output(output_path, {}, batch.output_columns());
   FileEvaluation result;
   const auto where = [&] { return "after " + std::to_string(result.rows) + " state(s) of " + states; };
+  if (!header.fortran_order && !output.csv()) {
+    in.close();
+    evaluate_npy_rows(batch, states, header, output, std::min(sizes.npy_rows, npy_window_rows), result);
+    throw_if_interrupted(where);
+    output.commit();
+    return result;
+  }
   const std::size_t chunk_rows = std::max<std::size_t>(1, sizes.npy_rows);
   std::vector<double> column;
   const auto fill = [&](Chunk& chunk, const Chunk* before) {
@@ -220,8 +331,7 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
         chunk.rows,
         [&](BatchEvaluator& evaluator, unsigned, std::size_t row) {
           const double* state = chunk.values.data() + row * width;
-          for (std::size_t c = 0; c < width; ++c)
-            if (!std::isfinite(state[c])) not_finite(inputs[c], std::isnan(state[c]) ? "nan" : state[c] > 0 ? "inf" : "-inf");
+          check_finite(inputs, state);
           evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
           if (output.csv()) output.format_row(chunk, row, std::array<std::string_view, 0>{});
         },

@@ -6,6 +6,8 @@
 // extension) that appears only if every row succeeds. Parsing and formatting run on the
 // threads too; the file is read and written in chunks, so memory stays bounded, and while
 // the threads evaluate one chunk, one of them writes the chunk before and reads the next.
+// From a C-order .npy file to a .npy file, every thread reads its rows and writes their
+// outputs itself (pread/pwrite at their offsets), a window of rows at a time.
 //
 // Errors name the file, the line (CSV) or row (.npy, counted from 0 as NumPy does) and the
 // column; the first bad row of the file is the one reported, whatever the thread count.
@@ -27,7 +29,8 @@ struct FileEvaluation {
 // small to cross many chunk boundaries). The results do not depend on them.
 struct FileChunks {
   std::size_t csv_bytes = std::size_t{1} << 20;  // CSV read at a time (a longer record is read whole)
-  std::size_t npy_rows = 8192;                   // rows of a .npy file at a time
+  std::size_t npy_rows = 8192;                   // rows of a .npy file at a time (.npy to .npy: a thread's
+                                                 // window, at most 256 rows)
 };
 
 // `algorithm` names the algorithm in messages about missing columns.

@@ -18,6 +18,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   std::ofstream& stream() { return stream_; }
+  // The temporary file, for writers that write at offsets from threads (pwrite on a
+  // descriptor of their own) beside the stream.
+  const std::filesystem::path& temporary_path() const { return temporary_; }
   // Throws Error if writing has failed so far (e.g. a full disk); lets long writers stop early.
   void check() const;
   void commit();  // throws Error if writing or renaming failed
