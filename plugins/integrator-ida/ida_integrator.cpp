@@ -543,6 +543,7 @@ class IdaIntegrator final : public Integrator {
       return self->residual(t, NV_DATA_S(y), NV_DATA_S(yp), NV_DATA_S(r));
     } catch (...) {  // never let an exception cross IDA's C frames
       self->callback_error_ = std::current_exception();
+      self->callback_error_where_ = "in the residual";
       return -1;
     }
   }
@@ -630,6 +631,7 @@ class IdaIntegrator final : public Integrator {
       return self->jacobian(t, cj, NV_DATA_S(y), NV_DATA_S(yp), SM_DATA_D(matrix));
     } catch (...) {  // never let an exception cross IDA's C frames
       self->callback_error_ = std::current_exception();
+      self->callback_error_where_ = "in the Newton matrix (analytic derivatives)";
       return -1;
     }
   }
@@ -683,9 +685,9 @@ class IdaIntegrator final : public Integrator {
       try {
         std::rethrow_exception(callback_error_);
       } catch (const std::exception& error) {
-        message << "; in the residual: " << error.what();
+        message << "; " << callback_error_where_ << ": " << error.what();
       } catch (...) {
-        message << "; in the residual: unknown exception";
+        message << "; " << callback_error_where_ << ": unknown exception";
       }
     }
     // IDA leaves y at the last accepted step (time t_reached).
@@ -743,6 +745,7 @@ class IdaIntegrator final : public Integrator {
   long rebases_ = 0, reinitializations_ = 0, projections_ = 0, chart_switches_ = 0;
   std::string ida_message_;
   std::exception_ptr callback_error_;
+  const char* callback_error_where_ = "";  // which callback threw callback_error_
 };
 
 }  // namespace

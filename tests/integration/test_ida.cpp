@@ -376,6 +376,25 @@ TEST_CASE("ida failures are SimulationErrors naming the time, the step size and 
       }
     }
   }
+  SECTION("analytic derivatives that throw: the message says the Newton matrix failed, not the residual") {
+    CartesianPendulum pendulum;
+    pendulum.derivatives_throw_after = 0.25;
+    auto ida = plugins.ida("newton_derivatives = \"analytic\"");
+    const StateSpace space(*plugins.group, 0, 2);
+    State state = pendulum.initial_state();
+    ida->start(space, state);
+    try {
+      for (int k = 0; k < 100; ++k) ida->step(space, pendulum, state, 0.01);
+      FAIL("no error for derivatives that throw");
+    } catch (const SimulationError& error) {
+      const std::string message = error.what();
+      INFO(message);
+      CHECK_THAT(message, Contains("IDA failed") && Contains("in the Newton matrix (analytic derivatives): pendulum "
+                                                             "derivatives unavailable"));
+      CHECK_THAT(message, !Contains("in the residual"));
+      CHECK(StateSpace::is_finite(state));
+    }
+  }
   SECTION("a solution that blows up in finite time") {
     BlowUp blow_up;
     auto ida = plugins.ida("max_steps = 2000");

@@ -10,11 +10,13 @@
 // eta = -2 |V|^2 + (L^2)''; the reference is then theta'' = -(g sin theta + 2 L' theta') / L.
 // The derivatives of the Newton matrices are given in closed form (analytic_derivatives):
 //   C = -dQ/dV = 0,   K = d(M a + J^T lambda - Q)/dq = 2 lambda 1,   P = d(J V - nu)/dq = 2 V^T.
+#include <liembs/error.hpp>
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/constrained_system.hpp>
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -25,6 +27,7 @@ class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem
   double mass = 0.7, length = 1.3, gravity = 9.81;
   double initial_angle = 1.2, initial_angle_rate = 0.4;  // from the downward vertical
   double forces_fail_after = std::numeric_limits<double>::infinity();  // Q = NaN afterwards
+  double derivatives_throw_after = std::numeric_limits<double>::infinity();  // evaluate_derivatives throws afterwards
   double length_amplitude = 0.0, length_frequency = 2.0;  // a, w of the prescribed length
 
   CartesianPendulum() = default;
@@ -67,6 +70,8 @@ class CartesianPendulum final : public ForwardDynamics, public ConstrainedSystem
   unsigned analytic_derivatives() const override { return dae::damping | dae::stiffness | dae::velocity_constraint; }
   void evaluate_derivatives(const State& state, const Eigen::VectorXd&, const Eigen::VectorXd& multipliers,
                             DaeDerivatives& derivatives, unsigned what) override {
+    if (state.time > derivatives_throw_after)
+      throw SimulationError("pendulum derivatives unavailable at t = " + std::to_string(state.time));
     if (what & dae::damping) derivatives.damping.setZero(2, 2);
     if (what & dae::stiffness) derivatives.stiffness = 2.0 * multipliers(0) * Eigen::Matrix2d::Identity();
     if (what & dae::velocity_constraint) derivatives.velocity_constraint = 2.0 * state.velocities.transpose();
