@@ -9,7 +9,8 @@
 // --newton-matrices compares instead the implicit integrators (generalized-alpha, ida, bdf of
 // order 2) with their Newton matrices from analytic derivatives and from finite differences
 // (newton_derivatives = "finite-differences"; "-fd" rows), on the absolute-coordinate
-// four-bar and paper 004's four link (docs/newton-matrices.md).
+// four-bar and paper 004's four link, and on trees in relative coordinates (a chain, the
+// floating torso, the spatial four-bar's loop closure) (docs/newton-matrices.md).
 //
 // Matched accuracy: for every row (example, formulation, group) a reference final state is
 // computed with rkmk rk4 at a small step (its own error estimated against twice that step).
@@ -313,6 +314,13 @@ std::vector<Row> rows(bool newton_matrices) {
     for (const char* group : {"SO3xR3", "euler-parameters"})
       result.push_back({"four-link (004)", std::string("absolute ") + group, "paper-004/four-link.toml",
                         {"algorithm.name=newton-euler", std::string("group.name=") + group}});
+    // Trees in relative coordinates: a fixed-base chain, the floating torso (nv = 30) and the
+    // spatial four-bar's loop closure.
+    result.push_back({"chain-6", "relative", "benchmarks/chain-6.toml", {}});
+    for (const char* group : {"SE3", "SO3xR3"})
+      result.push_back({"floating-torso", std::string("relative ") + group, "benchmarks/floating-torso.toml",
+                        {std::string("group.name=") + group}});
+    result.push_back({"four-bar-spatial", "relative", "four-bar/spatial.toml", {"algorithm.name=aba"}});
     return result;
   }
   for (const char* example : {"heavy-top", "spherical-double-pendulum", "floating-bodies", "spherical-three-bar"}) {

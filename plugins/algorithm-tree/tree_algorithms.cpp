@@ -25,8 +25,12 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
 
+#include <liembs/lie/se3.hpp>
+
 #include <Eigen/Cholesky>
 #include <Eigen/Geometry>
+
+#include <algorithm>
 
 namespace {
 
@@ -47,6 +51,7 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     force_.setZero(tree_->velocity_dimension());
     prescribed_ = PrescribedCoordinates(*model_, *tree_);
     if (!prescribed_.empty()) bind_prescribed_motion(representation);
+    else derivatives_ = representation.bind_derivatives(tree_);  // the Newton matrices (evaluate_derivatives)
     if (!tree_->cut_joints.empty()) {
       loops_ = std::make_unique<JointConstraintSet>(*model_, tree_->cut_joints);
       // Closed planar loops have structurally redundant rows: keep an independent set.
@@ -129,6 +134,9 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     twists = kinematics_.twists;
   }
 
+  // Null for a tree without loops (an ODE for the explicit integrators); the implicit ones
+  // still solve it in this DAE form when they use its analytic derivatives (dae_system(),
+  // motion_equations.hpp).
   ConstrainedSystem* constraints() override { return constraint_count() > 0 ? this : nullptr; }
 
   // --- ConstrainedSystem: loop closures, in the generalized velocities u = (base twist, q')
@@ -151,6 +159,107 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     given.rows.setZero(static_cast<Eigen::Index>(columns.size()), base_velocities_ + tree_->dof());
     for (std::size_t k = 0; k < columns.size(); ++k) given.rows(static_cast<Eigen::Index>(k), columns[k]) = 1.0;
     return given;
+  }
+
+  // Analytic C, K and P from the inverse-dynamics derivatives (docs/newton-matrices.md, "Trees in
+  // relative coordinates"): none with prescribed motion (hybrid dynamics is not this DAE).
+  unsigned analytic_derivatives() const override {
+    return derivatives_ ? dae::damping | dae::stiffness | dae::velocity_constraint : 0u;
+  }
+
+  // With u = T_f v (T_f = diag(T, 1), T the base's velocity map), u' = T_f a + m (m = (T' v, 0))
+  // and the tree's residual rho = ID(q, u, u') + J_u^T lambda_L, the DAE residual is
+  // r = T_f^T rho + J_int^T lambda_int, so along the retraction (base pose increment T delta):
+  //   C = T_f^T (dtau/du T_f + M dm/dv)
+  //   K = T_f^T ((dtau/dq + d(J_u^T lambda)/dq) T_f + dtau/du du/d delta + M du'/d delta)
+  //       + d(T_f^T y)/d delta |_{y = rho} + d(J_int^T lambda_int)/d delta
+  //   P = d(J_u u)/dq T_f + J_u du/d delta   (then the internal rows' own derivative)
+  // dtau/dq, dtau/du and M come from TreeDerivatives (000 section 6.1), the loop terms from
+  // closure_derivatives, the base map's derivatives from the group.
+  void evaluate_derivatives(const State& state, const Eigen::VectorXd& acceleration, const Eigen::VectorXd& multipliers,
+                            DaeDerivatives& out, unsigned what) override {
+    to_tree_state(state);
+    const Eigen::Index nv = tree_->velocity_dimension(), nb = base_velocities_, dof = tree_->dof(), n = nb + dof;
+    const Eigen::Index rows = loop_rows();
+    const bool damping = (what & dae::damping) != 0, stiffness = (what & dae::stiffness) != 0,
+               velocity = (what & dae::velocity_constraint) != 0;
+    tree_acceleration_.resize(nv);
+    tree_acceleration_.tail(dof) = acceleration.tail(dof);
+    if (tree_->floating_base) {
+      base_map_.update(group_, state, 1);
+      tree_acceleration_.head<6>().noalias() = base_map_.map(0) * acceleration.head(nb) + base_map_.map_rate(0);
+    }
+    derivatives_->inverse_dynamics_derivatives(tree_state_, tree_acceleration_, inverse_);
+    tree_stiffness_ = inverse_.force_by_q;
+    if (rows > 0 && (stiffness || velocity)) {
+      multipliers_ = multipliers.size() > 0 ? Eigen::VectorXd(multipliers.head(rows)) : Eigen::VectorXd::Zero(rows);
+      closure_derivatives(stiffness, velocity);
+    }
+    if (!tree_->floating_base) {  // T_f = 1
+      if (damping) out.damping = inverse_.force_by_u;
+      if (stiffness) out.stiffness = tree_stiffness_;
+      if (velocity) out.velocity_constraint = rows > 0 ? closure_velocity_ : Eigen::MatrixXd(0, n);
+      return;
+    }
+    // The base's map and its derivatives (one body); rho's base rows for d(T^T y)/d delta.
+    const auto T = base_map_.map(0);
+    Eigen::Matrix<double, 6, 1> base_residual = inverse_.force.head<6>();
+    if (rows > 0 && stiffness) base_residual.noalias() += jacobian_u_.leftCols<6>().transpose() * multipliers_;
+    rate_by_velocity_.resize(6, nb);
+    map_velocity_by_position_.resize(6, nb);
+    map_acceleration_by_position_.resize(6, nb);
+    map_transpose_by_position_.resize(nb, nb);
+    rate_by_position_.resize(6, nb);
+    group_.velocity_map_derivatives(std::span<const Pose>(state.poses.data(), 1), state.chart.data(),
+                                    state.velocities.data(), acceleration.data(), base_residual.data(),
+                                    damping ? rate_by_velocity_.data() : nullptr,
+                                    (stiffness || velocity) ? map_velocity_by_position_.data() : nullptr,
+                                    stiffness ? map_acceleration_by_position_.data() : nullptr,
+                                    stiffness ? map_transpose_by_position_.data() : nullptr,
+                                    stiffness ? rate_by_position_.data() : nullptr);
+    // X T_f for an nv-column X, and T_f^T Y for an nv-row Y.
+    const auto times_map = [&](const Eigen::MatrixXd& X, Eigen::MatrixXd& result) {
+      result.resize(X.rows(), n);
+      result.leftCols(nb).noalias() = X.leftCols<6>() * T;
+      result.rightCols(dof) = X.rightCols(dof);
+    };
+    const auto map_transpose_times = [&](const Eigen::MatrixXd& Y, Eigen::MatrixXd& result) {
+      result.resize(n, Y.cols());
+      result.topRows(nb).noalias() = T.transpose() * Y.topRows<6>();
+      result.bottomRows(dof) = Y.bottomRows(dof);
+    };
+    if (damping) {
+      times_map(inverse_.force_by_u, mapped_);
+      mapped_.leftCols(nb).noalias() += inverse_.mass.leftCols<6>() * rate_by_velocity_;
+      map_transpose_times(mapped_, out.damping);
+    }
+    if (stiffness) {
+      times_map(tree_stiffness_, mapped_);
+      mapped_.leftCols(nb).noalias() += inverse_.force_by_u.leftCols<6>() * map_velocity_by_position_;
+      mapped_.leftCols(nb).noalias() +=
+          inverse_.mass.leftCols<6>() * (map_acceleration_by_position_ + rate_by_position_);
+      map_transpose_times(mapped_, out.stiffness);
+      out.stiffness.topLeftCorner(nb, nb) += map_transpose_by_position_;
+    }
+    if (velocity) {
+      out.velocity_constraint.setZero(rows + internal_rows_, n);
+      if (rows > 0) {
+        times_map(closure_velocity_, mapped_);
+        mapped_.leftCols(nb).noalias() += jacobian_u_.leftCols<6>() * map_velocity_by_position_;
+        out.velocity_constraint.topRows(rows) = mapped_;
+      }
+    }
+    if (internal_rows_ > 0 && (stiffness || velocity)) {  // the base's parameterization (rp: p^T p = 1)
+      internal_stiffness_.resize(nb, nb);
+      internal_velocity_derivative_.resize(internal_rows_, nb);
+      group_.internal_constraint_derivatives(std::span<const Pose>(state.poses.data(), 1), state.chart.data(),
+                                             state.velocities.data(),
+                                             multipliers.size() > 0 ? multipliers.data() + rows : nullptr,
+                                             stiffness ? internal_stiffness_.data() : nullptr,
+                                             velocity ? internal_velocity_derivative_.data() : nullptr);
+      if (stiffness) out.stiffness.topLeftCorner(nb, nb) += internal_stiffness_;
+      if (velocity) out.velocity_constraint.block(rows, 0, internal_rows_, nb) = internal_velocity_derivative_;
+    }
   }
 
   void evaluate(const State& state, DaeTerms& terms, unsigned what) override {
@@ -240,6 +349,76 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
       terms.jacobian.topRightCorner(rows, dof) = jacobian_u_.rightCols(dof);
     }
     if (internal_rows_ > 0) write_internal_constraints(group_, state, 1, rows, terms, what);
+  }
+
+  // The loop closures' terms of the Newton matrices in the tree's coordinates u (base body
+  // twist, q'), at tree_state_ and multipliers_: adds d(J_u^T lambda)/dq to tree_stiffness_ and
+  // sets closure_velocity_ = d(J_u u)/dq at fixed u (with jacobian_u_ = J_u). With each body's
+  // Jacobian J_b (body twist V_b = J_b u; its columns Z_k are the body-frame screws of the
+  // base directions and of the nodes on the body's path), the pose increment J_b delta and
+  // the closure rows' derivatives by those increments (JointConstraintSet::second_derivatives):
+  //   d(J_u u)/dq = sum_b (dJ_c,b V_b/d zeta_b) J_b + J_c,b dV_b/dq,
+  //     dV_b/dq_j = [W_bj, Z_j],  W_bj = sum_{k up to j on the path} Z_k u_k (base columns: 0)
+  //   d(J_u^T lambda)/dq = sum_b,b' J_b^T (d(J_c,b^T lambda)/d zeta_b') J_b'
+  //     + entries (k, j), k before j on b's path: [Z_k, Z_j] . (J_c,b^T lambda)
+  // (the moving screws of paper 000 section 6.1: a joint moves the screws beyond it, and the
+  // body-fixed reaction wrench with its body).
+  void closure_derivatives(bool stiffness, bool velocity) {
+    const Eigen::Index nv = tree_->velocity_dimension(), rows = loop_rows(), offset = tree_->floating_base ? 6 : 0;
+    zero_.setZero(nv);
+    dynamics_->body_kinematics(tree_state_, zero_, kinematics_);
+    dynamics_->body_jacobians(tree_state_, jacobians_, nullptr);
+    loops_->evaluate(kinematics_.poses, kinematics_.twists, nullptr, &body_jacobian_, nullptr);
+    loops_->second_derivatives(kinematics_.poses, kinematics_.twists, stiffness ? &multipliers_ : nullptr,
+                               stiffness ? &reaction_stiffness_ : nullptr, velocity ? &velocity_derivative_ : nullptr);
+    const Eigen::VectorXd u = generalized_velocity();
+    jacobian_u_.setZero(rows, nv);
+    if (velocity) closure_velocity_.setZero(rows, nv);
+    loop_bodies_.clear();
+    for (std::size_t b = 0; b < jacobians_.size(); ++b)
+      if (!body_jacobian_.middleCols<6>(static_cast<Eigen::Index>(6 * b)).isZero(0.0)) loop_bodies_.push_back(b);
+    for (const std::size_t b : loop_bodies_) {
+      const auto column = static_cast<Eigen::Index>(6 * b);
+      const Matrix6X& J = jacobians_[b];
+      const auto closure = body_jacobian_.middleCols<6>(column);
+      jacobian_u_.noalias() += closure * J;
+      // The nodes on the body's path, root first (parent[i] < i).
+      path_.clear();
+      for (int node = tree_->body_node[b]; node >= 0; node = tree_->parent[static_cast<std::size_t>(node)])
+        path_.push_back(node);
+      std::reverse(path_.begin(), path_.end());
+      if (velocity) {
+        closure_velocity_.noalias() += velocity_derivative_.middleCols<6>(column) * J;
+        twist_rate_by_q_.setZero(6, nv);
+        Vec6 partial_twist = J.leftCols(offset) * u.head(offset);
+        for (const int node : path_) {
+          const Eigen::Index j = offset + node;
+          partial_twist += J.col(j) * u(j);
+          twist_rate_by_q_.col(j).noalias() = se3::ad(partial_twist) * J.col(j);
+        }
+        closure_velocity_.noalias() += closure * twist_rate_by_q_;
+      }
+      if (stiffness) {
+        const Vec6 wrench = closure.transpose() * multipliers_;
+        for (std::size_t a = 0; a < path_.size(); ++a) {
+          const Eigen::Index j = offset + path_[a];
+          const Vec6 coadjoint = se3::ad(J.col(j)).transpose() * wrench;  // [Z_k, Z_j] . w = -Z_k . ad_Zj^T w
+          for (Eigen::Index k = 0; k < offset; ++k) tree_stiffness_(k, j) -= J.col(k).dot(coadjoint);
+          for (std::size_t c = 0; c < a; ++c) {
+            const Eigen::Index k = offset + path_[c];
+            tree_stiffness_(k, j) -= J.col(k).dot(coadjoint);
+          }
+        }
+      }
+    }
+    if (stiffness)
+      for (const std::size_t b : loop_bodies_)
+        for (const std::size_t c : loop_bodies_) {
+          const auto coupling =
+              reaction_stiffness_.block<6, 6>(static_cast<Eigen::Index>(6 * b), static_cast<Eigen::Index>(6 * c));
+          if (coupling.isZero(0.0)) continue;
+          tree_stiffness_.noalias() += jacobians_[b].transpose() * (coupling * jacobians_[c]);
+        }
   }
 
   // The tree state of a run state; prescribed coordinates and rates from q(t), q'(t).
@@ -344,6 +523,16 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
   Eigen::MatrixXd body_jacobian_, jacobian_u_, mass_scratch_;
   std::vector<Matrix6X> jacobians_, jacobian_rates_;
   BodyVelocityMaps base_map_;
+  // Newton-matrix derivatives (evaluate_derivatives; null with prescribed motion): the tree's
+  // inverse-dynamics derivatives, the loop terms in u and the base map's derivatives.
+  std::unique_ptr<TreeDerivatives> derivatives_;
+  InverseDynamicsDerivatives inverse_;
+  Eigen::VectorXd tree_acceleration_, multipliers_;
+  Eigen::MatrixXd tree_stiffness_, closure_velocity_, reaction_stiffness_, velocity_derivative_, twist_rate_by_q_,
+      mapped_, rate_by_velocity_, map_velocity_by_position_, map_acceleration_by_position_,
+      map_transpose_by_position_, rate_by_position_, internal_stiffness_, internal_velocity_derivative_;
+  std::vector<std::size_t> loop_bodies_;
+  std::vector<int> path_;
   // Prescribed motion (empty without): coordinates, q, q', q'' at the last tree state, rows of
   // u (prescribed and free, the free ones with the base's first), the hybrid solver and its data.
   PrescribedCoordinates prescribed_;

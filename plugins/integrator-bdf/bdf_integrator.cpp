@@ -119,7 +119,7 @@ class BdfIntegrator final : public Integrator {
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
-    MotionEquations equations(dynamics, n);
+    MotionEquations equations(dynamics, n, derivatives_.dae_form());
     if (state.velocities.size() != n)
       throw SimulationError("bdf: the state has " + std::to_string(state.velocities.size()) +
                             " velocity coordinates, the state space " + std::to_string(n));

@@ -112,7 +112,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   void charts_switched(const StateSpace&, const State&) override { has_history_ = false; }
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
-    MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()));
+    MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()), derivatives_.dae_form());
     if (!has_history_ || state.time != history_time_) start_history(equations, state);
     solve_step(space, equations, state, h);
     ++steps_;

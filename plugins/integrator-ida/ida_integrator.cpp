@@ -6,6 +6,8 @@
 // Unknowns y and residuals F(t, y, y') = 0 of the formulations:
 //   ode (no constraints)      y = (xi, V)
 //     xi' - dexp^-1_{-xi}(V) = 0,   V' - rates(X, V) = 0
+//     (a formulation that gives analytic derivatives, a tree, is solved instead as ggl without
+//     constraint rows, M V' - Q = 0, unless newton_derivatives = "finite-differences": dae_system())
 //   index1-projection         y = (xi, V, lambda); lambda algebraic
 //     xi' - dexp^-1_{-xi}(V) = 0,   M V' + J^T lambda - Q = 0,   J V' - eta = 0   (002 eq. 3)
 //     and at every output point the state is projected onto g = 0, J V = nu and IDA restarts.
@@ -151,8 +153,8 @@ class IdaIntegrator final : public Integrator {
   std::string description() const override {
     std::ostringstream out;
     out << "SUNDIALS IDA variable-order BDF (max order " << max_order_ << "), ";
-    if (bound_ && formulation_ == Formulation::ode) {
-      out << "ODE in local coordinates (no constraints)";
+    if (bound_ && m_ == 0) {
+      out << (formulation_ == Formulation::ode ? "ODE" : "M V' = Q") << " in local coordinates (no constraints)";
     } else {
       out << (constrained_formulation_ == Formulation::ggl ? "GGL index-2 formulation" : "index-1 formulation")
           << (projection_ ? " with projection at output points" : "");
@@ -250,7 +252,7 @@ class IdaIntegrator final : public Integrator {
     if (!StateSpace::is_finite(next))
       fail("non-finite state", t_from, t_out, "the interpolated state at t = " + format_number(t_out) + " s is not finite");
 
-    if (formulation_ != Formulation::ode && projection_ && violates_constraints(next)) {
+    if (m_ > 0 && projection_ && violates_constraints(next)) {
       // Projection restarts IDA (at order 1), so it is done only when g or J V has drifted
       // beyond absolute_tolerance; below that it would change the state by less.
       project_onto_constraints(space, *system_, next, projection_settings());
@@ -269,10 +271,12 @@ class IdaIntegrator final : public Integrator {
   void begin(const StateSpace& space, ForwardDynamics& dynamics, const State& initial) {
     space_ = &space;
     dynamics_ = &dynamics;
-    system_ = dynamics.constraints();
+    // A tree without loops that gives analytic derivatives is solved as GGL without constraint
+    // rows, M V' = Q (dae_system), so that its Newton matrix is analytic.
+    system_ = dae_system(dynamics, derivatives_.dae_form());
     n_ = static_cast<Eigen::Index>(space.velocity_dimension());
     m_ = system_ ? system_->constraint_count() : 0;
-    formulation_ = m_ > 0 ? constrained_formulation_ : Formulation::ode;
+    formulation_ = m_ > 0 ? constrained_formulation_ : system_ ? Formulation::ggl : Formulation::ode;
     choose_jacobian(dynamics);
     const Eigen::Index size = formulation_ == Formulation::ggl ? 2 * n_ + 2 * m_ : 2 * n_ + m_;
     if (!ida_ || size != size_ || formulation_ != solver_formulation_) create_solver(size);
@@ -284,7 +288,7 @@ class IdaIntegrator final : public Integrator {
     State start = initial;
     // The DAE has solutions only on g = 0, J V = nu: an inconsistent initial state is
     // projected (the mass-weighted closest point) before IDA starts.
-    if (formulation_ == Formulation::ggl || (formulation_ == Formulation::index1_projection && projection_)) {
+    if ((formulation_ == Formulation::ggl && m_ > 0) || (formulation_ == Formulation::index1_projection && projection_)) {
       project_onto_constraints(space, *system_, start, projection_settings());
       ++projections_;
     }
@@ -332,7 +336,7 @@ class IdaIntegrator final : public Integrator {
   // error_weights); IDA leaves y there after a failure. Once per run, and only with
   // multipliers: false if that was done already (or there are none).
   bool relax_multiplier_weights() {
-    if (formulation_ == Formulation::ode || relaxed_multipliers_) return false;
+    if (m_ == 0 || relaxed_multipliers_) return false;
     relaxed_multipliers_ = true;
     sunrealtype t_last = 0;
     IDAGetCurrentTime(ida_.get(), &t_last);
@@ -352,7 +356,7 @@ class IdaIntegrator final : public Integrator {
   // and at the restart that offset would be a jump that no step size removes, failing the
   // error test of the first step. The projection moves the state by less than the tolerance.
   void restart_at(State& state) {
-    if (formulation_ == Formulation::ggl) {
+    if (formulation_ == Formulation::ggl && m_ > 0) {
       project_onto_constraints(*space_, *system_, state, projection_settings());
       ++projections_;
     }
@@ -553,7 +557,7 @@ class IdaIntegrator final : public Integrator {
   // possible is an error.
   void choose_jacobian(ForwardDynamics& dynamics) {
     constexpr unsigned needed = dae::damping | dae::stiffness | dae::velocity_constraint;
-    MotionEquations equations(dynamics, n_);
+    MotionEquations equations(dynamics, n_, derivatives_.dae_form());
     derivatives_.reset();
     if (derivatives_.method() == DerivativeMethod::analytic && formulation_ == Formulation::index1_projection)
       throw SimulationError(
@@ -573,7 +577,7 @@ class IdaIntegrator final : public Integrator {
     system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::jacobian | dae::velocity_rhs);
     acceleration_ = yp.segment(n_, n_);
     multipliers_ = y.segment(2 * n_, m_);
-    MotionEquations equations(*dynamics_, n_);
+    MotionEquations equations(*dynamics_, n_, derivatives_.dae_form());
     derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, derivative_values_, needed);
     // R = d(J^T mu)/d delta, from K at lambda + mu.
     multipliers_ += y.segment(2 * n_ + m_, m_);
@@ -658,7 +662,7 @@ class IdaIntegrator final : public Integrator {
 
   // "; worst constraint joint 'j' (|g| = ...)" at a state, for failure messages.
   std::string constraint_report(const State& state) {
-    if (formulation_ == Formulation::ode) return {};
+    if (m_ == 0) return {};
     try {
       DaeTerms terms;
       system_->evaluate(state, terms, dae::residual);

@@ -41,7 +41,8 @@ void NewtonDerivatives::require(const MotionEquations& equations, unsigned what,
   if (missing == 0) return;
   throw SimulationError(integrator + ": integrator.newton_derivatives = \"analytic\", but this formulation gives no analytic " +
                         derivative_names(missing) +
-                        " (analytic Newton matrices exist for absolute coordinates, algorithm 'newton-euler'); "
+                        " (analytic Newton matrices exist for absolute coordinates, algorithm 'newton-euler', and for trees "
+                        "in relative coordinates without prescribed motion); "
                         "use newton_derivatives = \"finite-differences\", or leave the key out to use analytic "
                         "derivatives where they exist");
 }

@@ -1,17 +1,32 @@
 #pragma once
 // The equations an implicit integrator's Newton iteration solves, for any formulation: the
-// formulation's DAE terms (paper 002 eq. 1) when it has constraints, and for an ODE
-// M = 1, Q = the velocity rates (V' - F(q, V, t) = 0) and no constraints.
+// formulation's DAE terms (paper 002 eq. 1) when it has constraints (or gives them with
+// analytic derivatives, see dae_system), and for an ODE M = 1, Q = the velocity rates
+// (V' - F(q, V, t) = 0) and no constraints.
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
 
 namespace liembs {
 
+// The DAE system an implicit integrator solves: the formulation's constraints(), or, for a
+// formulation without constraints that nevertheless is a ConstrainedSystem with analytic
+// derivatives (a tree: M from CRBA, Q = -RNEA(q, u, 0)), that system with no constraint rows
+// when dae_form_of_odes is set (the integrators set it unless the run asks for differenced
+// Newton matrices); null otherwise (the ODE V' = F(q, V, t)). Its Newton matrix is then
+// M + gamma' C + beta' K with C and K from the analytic inverse-dynamics derivatives, instead of
+// 1 + differences of the forward dynamics (docs/newton-matrices.md).
+inline ConstrainedSystem* dae_system(ForwardDynamics& dynamics, bool dae_form_of_odes) {
+  if (ConstrainedSystem* system = dynamics.constraints()) return system;
+  if (!dae_form_of_odes) return nullptr;
+  auto* system = dynamic_cast<ConstrainedSystem*>(&dynamics);
+  return system && system->analytic_derivatives() != 0u ? system : nullptr;
+}
+
 class MotionEquations {
  public:
-  MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension)
-      : dynamics_(dynamics), system_(dynamics.constraints()), dimension_(dimension) {}
+  MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension, bool dae_form_of_odes = false)
+      : dynamics_(dynamics), system_(dae_system(dynamics, dae_form_of_odes)), dimension_(dimension) {}
 
   ConstrainedSystem* system() const { return system_; }
   Eigen::Index constraint_count() const { return system_ ? system_->constraint_count() : 0; }

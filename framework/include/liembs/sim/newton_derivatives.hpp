@@ -24,6 +24,10 @@ class NewtonDerivatives {
   explicit NewtonDerivatives(DerivativeMethod method = DerivativeMethod::automatic) : method_(method) {}
 
   DerivativeMethod method() const { return method_; }
+  // Whether an unconstrained formulation that gives analytic derivatives is solved in its DAE
+  // form (dae_system, MotionEquations): unless the run asks for differences, which keep the
+  // ODE form V' = F with a differenced Newton matrix.
+  bool dae_form() const { return method_ != DerivativeMethod::finite_differences; }
   // A new run: the damping pattern of the differences is found again.
   void reset() { damping_groups_.clear(), damping_rows_.clear(), pattern_dimension_ = -1; }
 
