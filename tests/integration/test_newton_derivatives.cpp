@@ -298,10 +298,10 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
     // prescribed joint motion (hybrid dynamics) has none.
     CHECK(error_of({name, "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}) == "no error");
     CHECK_THAT(error_of({name, "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"},
-                        "configs/paper-003/aerial-manipulator-hybrid.toml"),
+                        "tests/data/prescribed-chain.toml"),
                Contains(std::string(integrator) + ": integrator.newton_derivatives = \"analytic\"") &&
                    Contains("prescribed motion") && Contains("finite-differences"));
-    CHECK(error_of({name, "simulation.end_time=0.01"}, "configs/paper-003/aerial-manipulator-hybrid.toml") == "no error");
+    CHECK(error_of({name, "simulation.end_time=0.01"}, "tests/data/prescribed-chain.toml") == "no error");
     CHECK(error_of({name, "integrator.newton_derivatives=finite-differences", "simulation.end_time=0.01"}) ==
           "no error");
     CHECK(error_of({name, "simulation.end_time=0.01"}) == "no error");
