@@ -12,8 +12,8 @@
 // products per term, where the spatial form carries the derivatives of every screw (a
 // bracket, 18 products per term) and of every spatial inertia (61). The body inertias are
 // constant, so the momenta Pi_k = M V_k cost nothing per term, and the Newton-Euler
-// equation in the body frame (000 eq. 66, W = M V' - ad^T_V M V) is one coadjoint product
-// per term:
+// equation in the body frame (000 eq. 66, W = M V' - ad^T_V M V) is two cross products per
+// term about the centre of mass (momentum_bias):
 //   V_i,k = Ad^-1_{Z_i} (Ad^-1_{B_i} V_p)_k + X_i (k+1) q_i,(k+1)             (001 eq. 4, 000 eq. 67a)
 //   W_i,k = (k+1) Pi_i,(k+1) - sum_{j<=k} ad^T_{V_i,j} Pi_i,(k-j) - W_app,i,k + sum_c (Ad^-T_{C_p,c} W_c)_k
 //   tau_i,k = X_i . W_i,k,   tau^(k) = k! tau_k
@@ -104,6 +104,7 @@ class BodyFrameDynamics {
       : nodes_(nodes), axial_(axial), n_(nodes.dof()) {
     for (const Mat6& M : nodes.inertia) rigid_.push_back(RigidInertia::from_matrix(M));
     rigid_.push_back(nodes.floating_base ? RigidInertia::from_matrix(nodes.base_inertia) : RigidInertia{});
+    for (const RigidInertia& M : rigid_) centred_.push_back(CentredInertia::of(M));
     gravity_twist_ << 0.0, 0.0, 0.0, nodes.gravity;
     for (const auto& load : nodes.loads) world_loads_ = world_loads_ || load.world_frame;
     for (const Pose& B : nodes.reference) reference_inverse_.push_back(se3::Ad_inverse(B));
@@ -210,7 +211,7 @@ class BodyFrameDynamics {
       } else {
         root_rate = m * V(n_, m);
       }
-      if (floating) Pi(n_, m) = rigid_[ui(n_)] * V(n_, m);
+      if (floating) set_momentum(n_, m);
       // Forward: q^(k+2), V_(k+1), W_k (Alg. 4 line 5).
       for (int i = 0; i < n_; ++i) {
         const auto k_i = ui(i);
@@ -223,7 +224,7 @@ class BodyFrameDynamics {
         a = transported + twist_bias_[k_i];
         add_screw(a, X, qdd);
         V(i, m) = a / m;
-        Pi(i, m) = rigid_[k_i] * V(i, m);
+        set_momentum(i, m);
         W(i, k) = articulated_[k_i] * a + bias_wrench_[k_i];
         rates(offset + i, k) = motion ? given(offset + i, k) : qdd * scale;
         forces(offset + i, k) = motion ? scale * screw_dot(X, W(i, k)) : given(offset + i, k);
@@ -250,6 +251,7 @@ class BodyFrameDynamics {
     stride_ = r + 3;
     const auto sequences = ui((n_ + 1) * stride_);
     for (auto* sequence : {&V_, &Pi_, &W_, &Y_, &shift_, &rotated_wrench_}) sequence->assign(sequences, Vec6::Zero());
+    Jw_.assign(sequences, Vec3::Zero());
     q_.assign(sequences, 0.0);
     scratch_.assign(ui(stride_), Vec6::Zero());
     gamma_.assign(ui(stride_), Vec6::Zero());
@@ -270,6 +272,7 @@ class BodyFrameDynamics {
   // Entry k of node i's series (the root is node n_).
   Vec6& V(int i, int k) { return V_[ui(i * stride_ + k)]; }
   Vec6& Pi(int i, int k) { return Pi_[ui(i * stride_ + k)]; }
+  Vec3& Jw(int i, int k) { return Jw_[ui(i * stride_ + k)]; }  // I_c w_k (set_momentum)
   Vec6& W(int i, int k) { return W_[ui(i * stride_ + k)]; }
   Vec6& Y(int i, int k) { return Y_[ui(i * stride_ + k)]; }          // Ad^-1_{B_i} V_p
   Vec6& shift(int i, int k) { return shift_[ui(i * stride_ + k)]; }  // Y shifted along z by l q
@@ -303,11 +306,14 @@ class BodyFrameDynamics {
     for (int k = 0; k <= K; ++k) V(n_, k).setZero();
     V(n_, 1) = -gravity_twist_;
   }
-  // gamma = Ad^-1_C (0; g): k gamma_k = -sum_{j<k} [V_j, gamma_(k-1-j)] (the real base twist)
+  // gamma = Ad^-1_C (0; g): k gamma_k = -sum_{j<k} [V_j, gamma_(k-1-j)] (the real base twist);
+  // gamma stays a pure linear vector, [(w, v), (0, y)] = (0, w x y).
   Vec6 gravity_coefficient(int k) const {
-    Vec6 sum = se3::bracket(base_twist_[0], gamma_[ui(k - 1)]);
-    for (int j = 1; j < k; ++j) sum += se3::bracket(base_twist_[ui(j)], gamma_[ui(k - 1 - j)]);
-    return sum * (-1.0 / k);
+    Vec3 sum = Vec3::Zero();
+    for (int j = 0; j < k; ++j) sum += base_twist_[ui(j)].head<3>().cross(gamma_[ui(k - 1 - j)].tail<3>());
+    Vec6 out;
+    out << Vec3::Zero(), sum * (-1.0 / k);
+    return out;
   }
 
   // V_i,k, k = 0..K, from the parent's: the constant reference pose, then the joint's screw
@@ -345,16 +351,46 @@ class BodyFrameDynamics {
   // Pi_k = M V_k (k = 0..r+1) and W_k = (k+1) Pi_(k+1) - sum_{j<=k} ad^T_{V_j} Pi_(k-j)
   // (k = 0..r): the k-th Taylor coefficient of M V' - ad^T_V M V.
   LIEMBS_STRONG_INLINE void body_wrenches(int i, int r) {
-    const RigidInertia& M = rigid_[ui(i)];
     if (i == n_ && !nodes_.floating_base) return;
-    for (int k = 0; k <= r + 1; ++k) Pi(i, k) = M * V(i, k);
+    for (int k = 0; k <= r + 1; ++k) set_momentum(i, k);
     for (int k = 0; k <= r; ++k) W(i, k) = (k + 1) * Pi(i, k + 1) + momentum_bias(i, k);
   }
-  // Pb_k = -sum_{j<=k} ad^T_{V_j} Pi_(k-j)
+  // Pi_k = M V_k, about the origin, and J_k = I_c w_k: with the centre of mass c,
+  // p = m (v + w x c) and L = I_c w + c x p.
+  LIEMBS_STRONG_INLINE void set_momentum(int i, int k) {
+    const Vec6& twist = V(i, k);
+    const CentredInertia& body = centred_[ui(i)];
+    if (!body.centred) {
+      Pi(i, k) = rigid_[ui(i)] * twist;
+      return;
+    }
+    const Vec3 w = twist.head<3>();
+    const Vec3 p = body.m * (twist.tail<3>() + w.cross(body.c));
+    const Vec3 J = body.I * w;
+    Jw(i, k) = J;
+    Pi(i, k) << J + body.c.cross(p), p;
+  }
+  // Pb_k = -sum_{j<=k} ad^T_{V_j} Pi_(k-j) = sum_j (w_j x L_(k-j) + v_j x p_(k-j), w_j x p_(k-j)).
+  // About the centre of mass (L = I_c w + c x p, v = v_c - w x c, p = m v_c) the v_c x p
+  // terms cancel in pairs (j, k-j) and w x (c x p) - (w x c) x p = c x (w x p), so
+  //   Pb_k = (G_k + c x F_k, F_k),  F_k = sum_j w_j x p_(k-j),  G_k = sum_j w_j x J_(k-j):
+  // two cross products per term instead of three.
   LIEMBS_STRONG_INLINE Vec6 momentum_bias(int i, int k) {
-    Vec6 sum = representations::momentum_rate_bias(V(i, 0), Pi(i, k));
-    for (int j = 1; j <= k; ++j) sum += representations::momentum_rate_bias(V(i, j), Pi(i, k - j));
-    return sum;
+    const CentredInertia& body = centred_[ui(i)];
+    if (!body.centred) {
+      Vec6 sum = representations::momentum_rate_bias(V(i, 0), Pi(i, k));
+      for (int j = 1; j <= k; ++j) sum += representations::momentum_rate_bias(V(i, j), Pi(i, k - j));
+      return sum;
+    }
+    Vec3 F = Vec3::Zero(), G = Vec3::Zero();
+    for (int j = 0; j <= k; ++j) {
+      const Vec3 w = V(i, j).head<3>();
+      F += w.cross(Pi(i, k - j).tail<3>());
+      G += w.cross(Jw(i, k - j));
+    }
+    Vec6 out;
+    out << G + body.c.cross(F), F;
+    return out;
   }
 
   // Adds node i's wrench series, moved into its parent's frame, to the parent's:
@@ -443,7 +479,7 @@ class BodyFrameDynamics {
       base_twist_[0] = state.base_twist;
       V(n_, 0) = state.base_twist;
       gamma_[0] << Vec3::Zero(), state.base.R.transpose() * nodes_.gravity;
-      Pi(n_, 0) = rigid_[ui(n_)] * V(n_, 0);
+      set_momentum(n_, 0);
       articulated_[ui(n_)] = rigid_[ui(n_)].matrix();
     } else {
       fixed_root(capacity_ + 1);
@@ -461,7 +497,7 @@ class BodyFrameDynamics {
       add_shift_top(i, 0);
       V(i, 0) = rotated_coefficient(&cosine(i, 0), &sine(i, 0), 1.0, &shift(i, 0), 0, 0);
       add_screw(V(i, 0), axial_[k_i], q(i, 1));
-      Pi(i, 0) = rigid_[k_i] * V(i, 0);
+      set_momentum(i, 0);
       Pose joint;  // Z_i at the instant
       joint.R = Eigen::AngleAxisd(axial_[k_i].angular * q(i, 0), Vec3::UnitZ()).toRotationMatrix();
       joint.r = Vec3(0.0, 0.0, axial_[k_i].linear * q(i, 0));
@@ -526,9 +562,31 @@ class BodyFrameDynamics {
   bool world_loads_ = false;
   Vec6 gravity_twist_ = Vec6::Zero();
   std::vector<RigidInertia> rigid_;  // node inertias in the node frames, the base's last
+  // The same about the centres of mass (momentum_bias), node frame axes; a body with a first
+  // moment but no mass (not a rigid body) is not centred and takes the plain sums.
+  struct CentredInertia {
+    double m = 0.0;
+    Vec3 c = Vec3::Zero();
+    Mat3 I = Mat3::Zero();  // I_c = I_o - m (c . c 1 - c c^T)
+    bool centred = true;
+    static CentredInertia of(const RigidInertia& M) {
+      CentredInertia out;
+      out.m = M.m;
+      out.I = M.I;
+      if (M.m > 0.0) {
+        out.c = M.h / M.m;
+        out.I -= M.m * (out.c.squaredNorm() * Mat3::Identity() - out.c * out.c.transpose());
+      } else {
+        out.centred = M.h.isZero(0.0);
+      }
+      return out;
+    }
+  };
+  std::vector<CentredInertia> centred_;
   std::vector<Mat6> reference_inverse_;  // Ad^-1_{B_i}
   // Per node (the root last), stride_ entries each.
   std::vector<Vec6> V_, Pi_, W_, Y_, shift_, rotated_wrench_;
+  std::vector<Vec3> Jw_;
   std::vector<double> q_, cos_, sin_, angle_;
   // Per order: scratch, the falling frame's gamma and the base's real body twist.
   std::vector<Vec6> scratch_, gamma_, base_twist_;
