@@ -52,6 +52,12 @@ void start_tape(short tag, int dof) {
 }
 
 // Declares x (a sample value) an independent.
+// The floating base's inputs at `offset` of the independents; null for a fixed base, which has
+// none (its independents may even be empty: a tree that does not move).
+const adouble* base_input(const ScalarTree& tree, const std::vector<adouble>& x, int offset) {
+  return tree.floating ? x.data() + offset : nullptr;
+}
+
 std::vector<adouble> independents(int count) {
   std::vector<adouble> x(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) x[static_cast<std::size_t>(i)] <<= 0.1 + 0.01 * i;
@@ -143,7 +149,8 @@ AdolcInverseDynamics::AdolcInverseDynamics(std::shared_ptr<const ScalarTree> tre
   {
     std::vector<adouble> x = independents(independents_), force(static_cast<std::size_t>(dependents_));
     const adouble* joints = x.data() + base;
-    ad_baseline::inverse_dynamics<adouble>(*tree_, x.data(), x.data() + 3, x.data() + 9, joints, joints + n, joints + 2 * n, force.data());
+    ad_baseline::inverse_dynamics<adouble>(*tree_, base_input(*tree_, x, 0), base_input(*tree_, x, 3), base_input(*tree_, x, 9), joints, joints + n,
+                                           joints + 2 * n, force.data());
     double value;
     for (auto& y : force) y >>= value;
   }
@@ -216,7 +223,8 @@ AdolcForwardDynamics::AdolcForwardDynamics(std::shared_ptr<const ScalarTree> tre
   {
     std::vector<adouble> x = independents(independents_), acceleration(static_cast<std::size_t>(dependents_));
     const adouble* joints = x.data() + base;
-    ad_baseline::forward_dynamics<adouble>(*tree_, x.data(), x.data() + 3, joints, joints + n, joints + 2 * n, acceleration.data());
+    ad_baseline::forward_dynamics<adouble>(*tree_, base_input(*tree_, x, 0), base_input(*tree_, x, 3), joints, joints + n, joints + 2 * n,
+                                           acceleration.data());
     double value;
     for (auto& y : acceleration) y >>= value;
   }

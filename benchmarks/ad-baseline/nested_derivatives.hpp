@@ -29,13 +29,14 @@ inline void motion_derivatives(const ScalarTree& tree, const TreeState& state, c
   joint_coefficients(state, rates, offset, columns - 1, out.joints);
   for (int k = 0; k < columns; ++k) out.joints.col(k) *= factorial(k);
   if (!tree.floating) return;
-  out.twist.resize(6, columns);  // V^(k)
+  const int twist_columns = depth + 2;  // V^(0..depth+1): the rates hold V^(1..depth+1), one column fewer than q
+  out.twist.resize(6, twist_columns);
   out.twist.col(0) = state.base_twist;
-  out.twist.rightCols(columns - 1) = rates.topLeftCorner(6, columns - 1);
-  Eigen::MatrixXd w(3, columns);
-  for (int k = 0; k < columns; ++k) w.col(k) = out.twist.block(0, k, 3, 1) / factorial(k);
-  gravity_coefficients(state.base.R, tree.gravity, w, columns - 1, out.gamma);
-  for (int k = 0; k < columns; ++k) out.gamma.col(k) *= factorial(k);
+  out.twist.rightCols(twist_columns - 1) = rates.topLeftCorner(6, twist_columns - 1);
+  Eigen::MatrixXd w(3, twist_columns);
+  for (int k = 0; k < twist_columns; ++k) w.col(k) = out.twist.block(0, k, 3, 1) / factorial(k);
+  gravity_coefficients(state.base.R, tree.gravity, w, twist_columns - 1, out.gamma);
+  for (int k = 0; k < twist_columns; ++k) out.gamma.col(k) *= factorial(k);
 }
 
 // Inverse dynamics: forces (nv x (depth+1)) from rates (nv x >= depth+1).

@@ -15,7 +15,9 @@ endfunction()
 
 run_checked(${CMAKE_COMMAND} --install ${LIEMBS_BUILD_DIR} --prefix ${prefix})
 run_checked(${CMAKE_COMMAND} -S ${LIEMBS_SOURCE_DIR}/sdk/plugin-template -B ${SCRATCH_DIR}/build
-            -G ${CMAKE_GENERATOR} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
+            -G ${CMAKE_GENERATOR} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
+            # the plugin ABI check refuses a plugin from another compiler (cxx_abi: GCC 1017, clang 1002)
+            -DCMAKE_CXX_COMPILER=${LIEMBS_CXX_COMPILER})
 run_checked(${CMAKE_COMMAND} --build ${SCRATCH_DIR}/build)
 
 set(liembs ${prefix}/bin/liembs)
