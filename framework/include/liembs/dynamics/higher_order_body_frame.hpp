@@ -564,21 +564,12 @@ class BodyFrameDynamics {
   std::vector<RigidInertia> rigid_;  // node inertias in the node frames, the base's last
   // The same about the centres of mass (momentum_bias), node frame axes; a body with a first
   // moment but no mass (not a rigid body) is not centred and takes the plain sums.
-  struct CentredInertia {
-    double m = 0.0;
-    Vec3 c = Vec3::Zero();
-    Mat3 I = Mat3::Zero();  // I_c = I_o - m (c . c 1 - c c^T)
+  struct CentredInertia : CentroidalInertia {  // kernel_types.hpp: m, c, I_c = I_o - m (c . c 1 - c c^T)
     bool centred = true;
     static CentredInertia of(const RigidInertia& M) {
       CentredInertia out;
-      out.m = M.m;
-      out.I = M.I;
-      if (M.m > 0.0) {
-        out.c = M.h / M.m;
-        out.I -= M.m * (out.c.squaredNorm() * Mat3::Identity() - out.c * out.c.transpose());
-      } else {
-        out.centred = M.h.isZero(0.0);
-      }
+      static_cast<CentroidalInertia&>(out) = CentroidalInertia::from(M);
+      out.centred = M.m > 0.0 || M.h.isZero(0.0);
       return out;
     }
   };
