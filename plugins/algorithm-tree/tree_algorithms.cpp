@@ -36,10 +36,13 @@ namespace {
 
 using namespace liembs;
 
-class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSystem, public PrescribedMotion {
+class TreeForwardDynamics final : public ForwardDynamics,
+                                  public ConstrainedSystem,
+                                  public PrescribedMotion,
+                                  public AnalyticDerivativesUnavailable {
  public:
   TreeForwardDynamics(std::shared_ptr<const Model> model, const Group& group, const Representation& representation,
-                      bool articulated_body)
+                      const std::string& representation_name, bool articulated_body)
       : model_(std::move(model)),
         group_(group),
         coordinates_(group.body_coordinates()),
@@ -51,7 +54,7 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     force_.setZero(tree_->velocity_dimension());
     prescribed_ = PrescribedCoordinates(*model_, *tree_);
     if (!prescribed_.empty()) bind_prescribed_motion(representation);
-    else derivatives_ = representation.bind_derivatives(tree_);  // the Newton matrices (evaluate_derivatives)
+    else bind_derivatives(representation, representation_name);
     if (!tree_->cut_joints.empty()) {
       loops_ = std::make_unique<JointConstraintSet>(*model_, tree_->cut_joints);
       // Closed planar loops have structurally redundant rows: keep an independent set.
@@ -105,6 +108,9 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     if (!prescribed_.empty()) prescribe(state);
     return state;
   }
+
+  // --- AnalyticDerivativesUnavailable ---
+  std::string why_no_analytic_derivatives() const override { return no_derivatives_; }
 
   // --- PrescribedMotion ---
   const std::vector<std::string>& prescribed_coordinates() const override { return prescribed_.names(); }
@@ -439,6 +445,20 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
     }
   }
 
+  // The Newton matrices' derivatives (evaluate_derivatives). A representation plugin whose
+  // bind_derivatives throws (one written without derivatives) leaves them out: the
+  // integrators then difference the ODE V' = F, and only newton_derivatives = "analytic"
+  // fails, with this reason (NewtonDerivatives::require).
+  void bind_derivatives(const Representation& representation, const std::string& representation_name) {
+    try {
+      derivatives_ = representation.bind_derivatives(tree_);
+    } catch (const std::exception& error) {
+      no_derivatives_ = "representation '" + representation_name +
+                        "' gives no analytic derivatives of tree dynamics (its bind_derivatives failed: " + error.what() +
+                        ")";
+    }
+  }
+
   void bind_prescribed_motion(const Representation& representation) {
     if (!tree_->cut_joints.empty())
       throw ModelError("prescribed joint motion ([model.prescribed]) is not supported on closed loops (joint '" +
@@ -526,6 +546,7 @@ class TreeForwardDynamics final : public ForwardDynamics, public ConstrainedSyst
   // Newton-matrix derivatives (evaluate_derivatives; null with prescribed motion): the tree's
   // inverse-dynamics derivatives, the loop terms in u and the base map's derivatives.
   std::unique_ptr<TreeDerivatives> derivatives_;
+  std::string no_derivatives_;  // why derivatives_ is null without prescribed motion
   InverseDynamicsDerivatives inverse_;
   Eigen::VectorXd tree_acceleration_, multipliers_;
   Eigen::MatrixXd tree_stiffness_, closure_velocity_, reaction_stiffness_, velocity_derivative_, twist_rate_by_q_,
@@ -763,7 +784,7 @@ class TreeAlgorithm final : public Algorithm {
                        "'liembs eval'");
     check(context);
     return std::make_unique<TreeForwardDynamics>(context.model, context.group, *context.representation,
-                                                 quantity_ == Quantity::forward_aba);
+                                                 context.representation_name, quantity_ == Quantity::forward_aba);
   }
 
   std::unique_ptr<BatchEvaluator> bind_evaluator(const DynamicsContext& context) const override {

@@ -6,7 +6,8 @@
 // a and lambda; the structured Newton solve against a dense LU; whole bdf and
 // generalized-alpha runs with analytic and differenced matrices agreeing within the Newton
 // tolerance, and ida runs with the analytic Newton matrix and with IDA's difference quotients
-// within its tolerance; the option's error paths.
+// within its tolerance; the option's error paths; a representation plugin without derivatives
+// (differences, and a clear error only when "analytic" is asked for).
 #include "../test_support.hpp"
 
 #include <random_trees.hpp>
@@ -33,9 +34,12 @@ struct Loaded {
   Run run;
 };
 
-Loaded load(const std::string& path, const std::vector<std::string>& overrides) {
+// (test_plugin: also load one of the test plugins, tests/test-plugins, by its folder name)
+Loaded load(const std::string& path, const std::vector<std::string>& overrides, const std::string& test_plugin = "") {
   auto registry = std::make_unique<Registry>();
   registry->append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "build tree", true}});
+  if (!test_plugin.empty())
+    registry->append_search_path({{std::string(LIEMBS_TEST_BROKEN_PLUGIN_DIR) + "/" + test_plugin, "test plugin", true}});
   auto document = ConfigDocument::load(std::string(LIEMBS_SOURCE_DIR) + "/" + path);
   for (const auto& assignment : overrides) document->set_override(assignment);
   Run run = load_run(document, *registry);
@@ -159,8 +163,8 @@ struct RunResult {
   std::vector<Vec6> twists;
   std::map<std::string, double> statistics;
 };
-RunResult run_to_end(const std::string& file, const std::vector<std::string>& overrides) {
-  Loaded loaded = load(file, overrides);
+RunResult run_to_end(const std::string& file, const std::vector<std::string>& overrides, const std::string& test_plugin = "") {
+  Loaded loaded = load(file, overrides, test_plugin);
   const RunSummary summary = execute_run(loaded.run, RunOutput{});
   RunResult result;
   for (const auto& [key, value] : loaded.run.integrator->statistics()) result.statistics[key] = value;
@@ -480,4 +484,39 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       // own difference quotients took 867), see docs/newton-matrices.md.
     }
   }
+}
+
+// A third-party representation may bind tree dynamics without derivatives (its
+// bind_derivatives throws; the test plugin 'skewed' does): the implicit integrators then
+// difference the ODE V' = F (or the loop-closure DAE) as with newton_derivatives =
+// "finite-differences", and only an explicit "analytic" is an error, naming the representation.
+TEST_CASE("a representation without derivatives: the implicit integrators difference, 'analytic' names it",
+          "[newton-derivatives][trees]") {
+  const std::vector<std::string> files{"configs/benchmarks/chain-6.toml", "configs/benchmarks/floating-torso.toml",
+                                       "configs/four-bar/spatial.toml"};
+  for (const std::string& file : files)
+    for (const char* integrator : {"bdf", "generalized-alpha", "ida"}) {
+      INFO(file << ", " << integrator);
+      const auto overrides = [&](const char* derivatives) {
+        std::vector<std::string> list{"representation.name=skewed", "algorithm.name=aba",
+                                      std::string("integrator.name=") + integrator, "simulation.end_time=0.02",
+                                      "simulation.step_size=1e-3"};
+        if (derivatives) list.push_back(std::string("integrator.newton_derivatives=") + derivatives);
+        return list;
+      };
+      const RunResult fallback = run_to_end(file, overrides(nullptr), "skewed-representation");
+      const RunResult differenced = run_to_end(file, overrides("finite-differences"), "skewed-representation");
+      CHECK(fallback.statistics.at("analytic_derivatives") == 0.0);
+      check_same_motion(fallback, differenced, 1e-14, 1e-12);  // the same path as asking for differences
+      std::string error = "no error";
+      try {
+        Loaded loaded = load(file, overrides("analytic"), "skewed-representation");
+        execute_run(loaded.run, RunOutput{});
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      CHECK_THAT(error, Contains(std::string(integrator) + ": integrator.newton_derivatives = \"analytic\", but "
+                                 "representation 'skewed' gives no analytic derivatives") &&
+                            Contains("binds tree dynamics only") && Contains("finite-differences"));
+    }
 }

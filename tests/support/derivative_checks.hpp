@@ -8,12 +8,8 @@
 
 namespace liembs::testing::derivative_checks {
 
-using liembs::testing::random_state;
-using liembs::testing::random_tree_model;
-using liembs::testing::random_vector;
-using liembs::testing::relative_error;
-using liembs::testing::tree_variants;
-using liembs::testing::with_loads;
+// The random models and states (random_trees.hpp) and the plugins (representation_plugins.hpp).
+using namespace liembs::testing;
 
 // Central differences with step h have an error of order h^2 (about 1e-12 here) plus
 // round-off of order eps / h (about 1e-10), relative to the derivative's size: 1e-6 leaves

@@ -46,6 +46,16 @@ void gather_rows_baseline(double* y, Eigen::Index begin, Eigen::Index end, doubl
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LIEMBS_GATHER_DISPATCH 1
+// a <- a - k x over 16 columns (four registers).
+__attribute__((target("avx2,fma"), always_inline)) inline void subtract_scaled16(double k, const double* x, __m256d& a0,
+                                                                                  __m256d& a1, __m256d& a2, __m256d& a3) {
+  const __m256d factor = _mm256_set1_pd(k);
+  a0 = _mm256_fnmadd_pd(factor, _mm256_loadu_pd(x), a0);
+  a1 = _mm256_fnmadd_pd(factor, _mm256_loadu_pd(x + 4), a1);
+  a2 = _mm256_fnmadd_pd(factor, _mm256_loadu_pd(x + 8), a2);
+  a3 = _mm256_fnmadd_pd(factor, _mm256_loadu_pd(x + 12), a3);
+}
+
 // The same with AVX2 and FMA, chosen at run time when the processor has them (the build
 // stays baseline x86-64): the solves are dense row operations, the one part of the
 // derivatives that wider registers speed up directly (docs/derivatives.md, "Benchmark").
@@ -63,31 +73,10 @@ __attribute__((target("avx2,fma"))) void gather_rows_avx2(double* y, Eigen::Inde
     __m256d b0 = _mm256_setzero_pd(), b1 = b0, b2 = b0, b3 = b0;
     std::size_t t = 0;
     for (; t + 2 <= count; t += 2) {
-      if (!Limited || c < offset + limits[t]) {
-        const __m256d k = _mm256_set1_pd(coefficients[t]);
-        const double* x = sources[t] + c;
-        a0 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x), a0);
-        a1 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 4), a1);
-        a2 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 8), a2);
-        a3 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 12), a3);
-      }
-      if (!Limited || c < offset + limits[t + 1]) {
-        const __m256d k = _mm256_set1_pd(coefficients[t + 1]);
-        const double* x = sources[t + 1] + c;
-        b0 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x), b0);
-        b1 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 4), b1);
-        b2 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 8), b2);
-        b3 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 12), b3);
-      }
+      if (!Limited || c < offset + limits[t]) subtract_scaled16(coefficients[t], sources[t] + c, a0, a1, a2, a3);
+      if (!Limited || c < offset + limits[t + 1]) subtract_scaled16(coefficients[t + 1], sources[t + 1] + c, b0, b1, b2, b3);
     }
-    if (t < count && (!Limited || c < offset + limits[t])) {
-      const __m256d k = _mm256_set1_pd(coefficients[t]);
-      const double* x = sources[t] + c;
-      a0 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x), a0);
-      a1 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 4), a1);
-      a2 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 8), a2);
-      a3 = _mm256_fnmadd_pd(k, _mm256_loadu_pd(x + 12), a3);
-    }
+    if (t < count && (!Limited || c < offset + limits[t])) subtract_scaled16(coefficients[t], sources[t] + c, a0, a1, a2, a3);
     _mm256_storeu_pd(y + c, _mm256_add_pd(a0, b0));
     _mm256_storeu_pd(y + c + 4, _mm256_add_pd(a1, b1));
     _mm256_storeu_pd(y + c + 8, _mm256_add_pd(a2, b2));

@@ -13,6 +13,7 @@
 namespace liembs {
 
 ConstrainedSystem::~ConstrainedSystem() = default;
+AnalyticDerivativesUnavailable::~AnalyticDerivativesUnavailable() = default;
 
 namespace {
 

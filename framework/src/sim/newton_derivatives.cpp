@@ -39,12 +39,16 @@ void NewtonDerivatives::require(const MotionEquations& equations, unsigned what,
   if (method_ != DerivativeMethod::analytic) return;
   const unsigned missing = what & ~equations.analytic_derivatives();
   if (missing == 0) return;
-  throw SimulationError(integrator + ": integrator.newton_derivatives = \"analytic\", but this formulation gives no analytic " +
-                        derivative_names(missing) +
+  const std::string start = integrator + ": integrator.newton_derivatives = \"analytic\", but ";
+  const std::string remedy = "use newton_derivatives = \"finite-differences\", or leave the key out to use analytic "
+                             "derivatives where they exist";
+  if (const auto* unavailable = dynamic_cast<const AnalyticDerivativesUnavailable*>(&equations.dynamics())) {
+    const std::string why = unavailable->why_no_analytic_derivatives();
+    if (!why.empty()) throw SimulationError(start + why + "; " + remedy);
+  }
+  throw SimulationError(start + "this formulation gives no analytic " + derivative_names(missing) +
                         " (analytic Newton matrices exist for absolute coordinates, algorithm 'newton-euler', and for trees "
-                        "in relative coordinates without prescribed motion); "
-                        "use newton_derivatives = \"finite-differences\", or leave the key out to use analytic "
-                        "derivatives where they exist");
+                        "in relative coordinates without prescribed motion); " + remedy);
 }
 
 void NewtonDerivatives::evaluate(const StateSpace& space, MotionEquations& equations, const State& state,

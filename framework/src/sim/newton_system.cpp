@@ -1,6 +1,7 @@
 #include <liembs/sim/newton_system.hpp>
 
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 namespace liembs {
@@ -119,6 +120,18 @@ void block_axpy(double a, const double* x, double* y, Eigen::Index n) {
   for (Eigen::Index i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+// f(std::integral_constant<int, N>) with N the body block size where it has a fixed-size path
+// (6: SE3, SO3xR3, Euler angles; 7: Euler parameters), N = 0 for any other size.
+template <class F>
+void with_block_size(Eigen::Index size, F&& f) {
+  if (size == 6)
+    f(std::integral_constant<int, 6>{});
+  else if (size == 7)
+    f(std::integral_constant<int, 7>{});
+  else
+    f(std::integral_constant<int, 0>{});
+}
+
 }  // namespace
 
 void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J, Eigen::Index block_size,
@@ -140,12 +153,7 @@ void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J,
   bodies_.resize(static_cast<std::size_t>(bodies));
   find_body_rows(J, augment);
   schur_.setZero(m_, m_);
-  if (block_size == 6)
-    factorize_blocks<6>(A, J);
-  else if (block_size == 7)
-    factorize_blocks<7>(A, J);
-  else
-    factorize_blocks<0>(A, J);
+  with_block_size(block_size, [&](auto N) { factorize_blocks<decltype(N)::value>(A, J); });
   schur_lu_.compute(schur_);
 }
 
@@ -228,12 +236,7 @@ void NewtonSystem::solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) 
     solution = dense_lu_.solve(rhs);
     return;
   }
-  if (block_size_ == 6)
-    solve_blocks<6>(rhs, solution);
-  else if (block_size_ == 7)
-    solve_blocks<7>(rhs, solution);
-  else
-    solve_blocks<0>(rhs, solution);
+  with_block_size(block_size_, [&](auto N) { solve_blocks<decltype(N)::value>(rhs, solution); });
 }
 
 template <int N>

@@ -241,7 +241,8 @@ class RecursiveDerivatives final : public TreeDerivatives {
     root_acceleration_ = gravity_acceleration_;
     if (nodes_.floating_base) {
       base_adjoint_ = se3::Ad(state.base);
-      root_twist_ = base_adjoint_ * state.base_twist;
+      base_twist_ = state.base_twist;
+      root_twist_ = base_adjoint_ * base_twist_;
       if (acceleration) root_acceleration_ += base_adjoint_ * acceleration->head<6>();  // (Ad_C V^b)' = Ad_C V^b'
       if (dynamics) {
         root_inertia_ = twist_transforms::Adjoint::congruence(state.base, kernels_.base_rigid_);
@@ -321,7 +322,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
     force.resize(nodes_.velocity_dimension());
     const int offset = base_offset();
     for (int i = 0; i < nodes_.dof(); ++i) force(offset + i) = S_[static_cast<std::size_t>(i)].dot(F_[static_cast<std::size_t>(i)]);
-    if (nodes_.floating_base) force.head<6>() = base_adjoint_.transpose() * root_force_;
+    if (nodes_.floating_base) force.head<6>() = to_base(root_force_);
   }
 
   // M and dtau/du (they do not depend on u'), and the per-node products I^c S, B^c^T S, H
@@ -336,14 +337,18 @@ class RecursiveDerivatives final : public TreeDerivatives {
     else mass.resize(nv, nv);
     const bool floating = nodes_.floating_base;
     if (floating) {
-      // Theta_0 = [V_0, S_0]: ad_{V_0} Ad_C, column by column.
-      base_rate_.noalias() = se3::ad(root_twist_) * base_adjoint_;
-      root_matrix_ = root_composite_.matrix();
-      base_IS_.noalias() = root_matrix_ * base_adjoint_;
-      mass.topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_IS_;
-      for (int c = 0; c < 6; ++c) base_BS_.col(c) = root_coupling_ * base_adjoint_.col(c);
-      base_block_.noalias() = root_matrix_ * base_rate_ - base_BS_;
-      by_u.template topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
+      // With S_0 = Ad_C and Theta_0 = [V_0, S_0] = ad_{V_0} Ad_C = Ad_C ad_{u_0} (u_0 the base's
+      // body twist): M_00 = Ad_C^T I^c_0 Ad_C, the root composite in base coordinates, and
+      // dtau_0/du_0 = Ad_C^T (I^c_0 Theta_0 - B^c_0 S_0) = M_00 ad_{u_0} - Ad_C^T B^c_0 Ad_C.
+      base_inertia_ = twist_transforms::Adjoint::congruence(se3::inverse(kernels_.base_pose_), root_composite_);
+      const Mat6 base_mass = base_inertia_.matrix();
+      mass.template topLeftCorner<6, 6>() = base_mass;
+      Mat6 block;
+      block.noalias() = base_mass * se3::ad(base_twist_);
+      const AngularOperator coupling = in_base(root_coupling_);
+      block.topLeftCorner<3, 3>() -= coupling.Q;
+      block.bottomLeftCorner<3, 3>() -= so3::hat(coupling.c);
+      by_u.template topLeftCorner<6, 6>() = block;
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
@@ -367,7 +372,10 @@ class RecursiveDerivatives final : public TreeDerivatives {
         const Vec6 base_row = to_base(a);  // (a^T Ad_C)^T
         mass.block<1, 6>(row, 0) = base_row.transpose();
         mass.block<6, 1>(0, row) = base_row;
-        by_u.template block<1, 6>(row, 0) = a.transpose() * base_rate_ - b.transpose() * base_adjoint_.topRows<3>();
+        // a^T ad_{V_0} Ad_C - (b, 0)^T Ad_C = (Ad_C^T (ad_{V_0}^T a - (b, 0)))^T
+        Vec6 coupled = -representations::momentum_rate_bias(root_twist_, a);
+        coupled.head<3>() -= b;
+        by_u.template block<1, 6>(row, 0) = to_base(coupled).transpose();
         by_u.template block<6, 1>(0, row) = to_base(H_[k]);
       }
     }
@@ -380,12 +388,18 @@ class RecursiveDerivatives final : public TreeDerivatives {
     by_q.setZero();
     const bool floating = nodes_.floating_base;
     if (floating) {
-      // Phi_0 = [a_g, S_0]; only gravity and world loads stay when the base moves.
-      base_rate_.noalias() = se3::ad(gravity_acceleration_) * base_adjoint_;
-      base_block_.noalias() = root_matrix_ * base_rate_;
-      if (world_loads_)
-        for (int c = 0; c < 6; ++c) base_block_.col(c) -= root_loads_ * base_adjoint_.col(c);
-      by_q.template topLeftCorner<6, 6>().noalias() = base_adjoint_.transpose() * base_block_;
+      // Phi_0 = [a_g, S_0] = Ad_C ad_{g_0} with g_0 = Ad_C^-1 a_g = (0, R^T a_g) (gravity is purely
+      // linear): dtau_0/dxi = M_00 ad_{g_0} - Ad_C^T L^c_0 Ad_C, whose right half is zero; with
+      // M_00 = [[I, h~], [-h~, m]] its left half is (h~ g~, m g~) less the loads' operator.
+      const Mat3 gravity = so3::hat(base_pose_rotation_transpose() * gravity_acceleration_.tail<3>());
+      Mat3 top = twist_transforms::hat_times(base_inertia_.h, gravity), bottom = base_inertia_.m * gravity;
+      if (world_loads_) {
+        const AngularOperator loads = in_base(root_loads_);
+        top -= loads.Q;
+        bottom -= so3::hat(loads.c);
+      }
+      by_q.template block<3, 3>(0, 0) = top;
+      by_q.template block<3, 3>(3, 0) = bottom;
     }
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
@@ -427,6 +441,17 @@ class RecursiveDerivatives final : public TreeDerivatives {
     return out;
   }
   Mat3 base_pose_rotation_transpose() const { return kernels_.base_pose_.R.transpose(); }
+
+  // Ad_C^T B Ad_C of an operator that reads only angular velocities, in base coordinates: Ad_C
+  // (w, v) has the angular part R w, and Ad_C^T (t, f) = (R^T (t - r x f), R^T f), so it is the
+  // operator (R^T (Q - r~ c~) R, R^T c).
+  AngularOperator in_base(const AngularOperator& B) const {
+    const Mat3 Rt = base_pose_rotation_transpose();
+    AngularOperator out;
+    out.Q.noalias() = Rt * (B.Q - twist_transforms::hat_times(kernels_.base_pose_.r, so3::hat(B.c))) * Rt.transpose();
+    out.c.noalias() = Rt * B.c;
+    return out;
+  }
 
   // dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
   LIEMBS_STRONG_INLINE double configuration_entry(std::size_t i, const Vec6& a, const Vec3& b, std::size_t j) const {
@@ -473,9 +498,9 @@ class RecursiveDerivatives final : public TreeDerivatives {
   std::vector<RigidInertia> inertia_, composite_;
   std::vector<AngularOperator> coupling_, loads_;
   // The floating base (root).
-  Mat6 base_adjoint_ = Mat6::Identity(), base_rate_, base_IS_, base_BS_, base_block_, root_matrix_;
-  Vec6 root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_force_ = Vec6::Zero();
-  RigidInertia root_inertia_, root_composite_;
+  Mat6 base_adjoint_ = Mat6::Identity();
+  Vec6 base_twist_ = Vec6::Zero(), root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_force_ = Vec6::Zero();
+  RigidInertia root_inertia_, root_composite_, base_inertia_;  // base_inertia_: the root composite in base coordinates
   AngularOperator root_coupling_, root_loads_;
   // Forward dynamics.
   Eigen::VectorXd bias_;

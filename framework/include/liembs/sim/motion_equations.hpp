@@ -29,6 +29,7 @@ class MotionEquations {
       : dynamics_(dynamics), system_(dae_system(dynamics, dae_form_of_odes)), dimension_(dimension) {}
 
   ConstrainedSystem* system() const { return system_; }
+  ForwardDynamics& dynamics() const { return dynamics_; }
   Eigen::Index constraint_count() const { return system_ ? system_->constraint_count() : 0; }
 
   void evaluate(const State& state, DaeTerms& terms, unsigned what) {
