@@ -160,11 +160,16 @@ const std::string differences = "integrator.newton_derivatives=finite-difference
 const IntegratorChoice generalized_alpha_fd{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
                                             {differences}, "generalized-alpha-fd"};
 const IntegratorChoice ida_fd{"ida", Control::relative_tolerance, ida.ladder, {differences}, "ida-fd"};
+// A tree without loops in either form with analytic matrices (the default is one of them).
+const IntegratorChoice generalized_alpha_ode{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
+                                             {"integrator.unconstrained_form=ode"}, "generalized-alpha-ode"};
+const IntegratorChoice generalized_alpha_dae{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
+                                             {"integrator.unconstrained_form=dae"}, "generalized-alpha-dae"};
 const std::vector<double> bdf_ladder{1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5};
 const IntegratorChoice bdf{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2"}, "bdf2"};
 const IntegratorChoice bdf_fd{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2", differences}, "bdf2-fd"};
-const std::vector<const IntegratorChoice*> newton_matrix_integrators = {&generalized_alpha, &generalized_alpha_fd, &ida,
-                                                                        &ida_fd, &bdf, &bdf_fd};
+const std::vector<const IntegratorChoice*> newton_matrix_integrators = {
+    &generalized_alpha, &generalized_alpha_fd, &generalized_alpha_ode, &generalized_alpha_dae, &ida, &ida_fd, &bdf, &bdf_fd};
 std::vector<const IntegratorChoice*> integrators = all_integrators;
 
 std::string benchmark_name(const Row& row, const IntegratorChoice& integrator) {
@@ -317,6 +322,7 @@ std::vector<Row> rows(bool newton_matrices) {
     // Trees in relative coordinates: a fixed-base chain, the floating torso (nv = 30) and the
     // spatial four-bar's loop closure.
     result.push_back({"chain-6", "relative", "benchmarks/chain-6.toml", {}});
+    result.push_back({"iiwa-arm", "relative", "benchmarks/iiwa-arm.toml", {}});
     for (const char* group : {"SE3", "SO3xR3"})
       result.push_back({"floating-torso", std::string("relative ") + group, "benchmarks/floating-torso.toml",
                         {std::string("group.name=") + group}});

@@ -24,6 +24,7 @@
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
+#include <liembs/sim/velocity_rate_derivatives.hpp>
 
 #include <liembs/lie/se3.hpp>
 
@@ -39,7 +40,8 @@ using namespace liembs;
 class TreeForwardDynamics final : public ForwardDynamics,
                                   public ConstrainedSystem,
                                   public PrescribedMotion,
-                                  public AnalyticDerivativesUnavailable {
+                                  public AnalyticDerivativesUnavailable,
+                                  public VelocityRateDerivatives {
  public:
   TreeForwardDynamics(std::shared_ptr<const Model> model, const Group& group, const Representation& representation,
                       const std::string& representation_name, bool articulated_body)
@@ -107,6 +109,36 @@ class TreeForwardDynamics final : public ForwardDynamics,
     state.velocities.tail(tree_->dof()) = tree_->initial_velocity;
     if (!prescribed_.empty()) prescribe(state);
     return state;
+  }
+
+  // --- VelocityRateDerivatives: the ODE form's dF/dV and dF/d delta (generalized-alpha's
+  // Newton matrix for a tree without constraint rows, docs/newton-matrices.md) ---
+  bool has_velocity_rate_derivatives() const override { return derivatives_ && constraint_count() == 0; }
+
+  // On a fixed base or a base on SE3 (T = 1, T' v = 0: v = u) F is the forward dynamics and
+  // these are its derivatives du'/du, du'/dq (000 section 6.1, one dFD call). For another base
+  // parameterization, from the DAE form r = M a - Q at a = F (r = 0 there for all q, V):
+  // dF/dx = -M^-1 dr/dx with dr/dV = C and dr/d delta = K (evaluate_derivatives).
+  void velocity_rate_derivatives(const State& state, Eigen::MatrixXd& by_velocity,
+                                 Eigen::MatrixXd& by_configuration) override {
+    to_tree_state(state);
+    bool body_twists = true;
+    if (tree_->floating_base) {
+      base_map_.update(group_, state, 1);
+      body_twists = base_map_.map(0).isIdentity(0.0) && base_map_.map_rate(0).isZero(0.0);
+    }
+    if (body_twists) {
+      derivatives_->forward_dynamics_derivatives(tree_state_, force_, forward_);
+      by_velocity = forward_.acceleration_by_u;
+      by_configuration = forward_.acceleration_by_q;
+      return;
+    }
+    evaluate(state, rate_terms_, dae::mass | dae::forces);
+    mass_factor_.compute(rate_terms_.mass);
+    rate_acceleration_ = mass_factor_.solve(rate_terms_.forces);
+    evaluate_derivatives(state, rate_acceleration_, Eigen::VectorXd(), rate_derivatives_, dae::damping | dae::stiffness);
+    by_velocity = -mass_factor_.solve(rate_derivatives_.damping);
+    by_configuration = -mass_factor_.solve(rate_derivatives_.stiffness);
   }
 
   // --- AnalyticDerivativesUnavailable ---
@@ -548,6 +580,11 @@ class TreeForwardDynamics final : public ForwardDynamics,
   std::unique_ptr<TreeDerivatives> derivatives_;
   std::string no_derivatives_;  // why derivatives_ is null without prescribed motion
   InverseDynamicsDerivatives inverse_;
+  ForwardDynamicsDerivatives forward_;  // the ODE form's (velocity_rate_derivatives)
+  DaeTerms rate_terms_;
+  DaeDerivatives rate_derivatives_;
+  Eigen::LLT<Eigen::MatrixXd> mass_factor_;
+  Eigen::VectorXd rate_acceleration_;
   Eigen::VectorXd tree_acceleration_, multipliers_;
   Eigen::MatrixXd tree_stiffness_, closure_velocity_, reaction_stiffness_, velocity_derivative_, twist_rate_by_q_,
       mapped_, rate_by_velocity_, map_velocity_by_position_, map_acceleration_by_position_,

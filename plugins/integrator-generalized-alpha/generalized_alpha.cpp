@@ -22,7 +22,10 @@
 // A - F(q, V, t) = 0 with F the velocity rates, i.e. M = 1, Q = F and no constraints.
 // The iteration matrix takes C, K and P from the formulation's analytic derivatives where it
 // gives them, by finite differences otherwise or on request ([integrator] newton_derivatives,
-// NewtonDerivatives; docs/newton-matrices.md).
+// NewtonDerivatives; docs/newton-matrices.md). A formulation without constraint rows (a tree
+// without loops) is solved in its ODE form by default, with 1 + gamma' C + beta' K from the
+// forward-dynamics derivatives (VelocityRateDerivatives), or with unconstrained_form = "dae"
+// as M V' = Q from the inverse-dynamics derivatives (measured in docs/newton-matrices.md).
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -73,7 +76,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
                    : ConstraintLevel::index2_stabilized),
         tolerance_(options.number_or("newton_tolerance", 1e-10, Range::positive())),
         max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 20, 1, 1000))),
-        derivatives_(read_derivative_method(options)),
+        derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::ode)),
         reuse_iteration_matrix_(options.boolean_or("reuse_iteration_matrix", true)) {}
 
   std::string description() const override {
@@ -88,7 +91,8 @@ class GeneralizedAlphaIntegrator final : public Integrator {
         << ", Newton matrix "
         << (derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
             : derivatives_.method() == DerivativeMethod::analytic          ? "analytic"
-                                                                           : "analytic where available");
+                                                                           : "analytic where available")
+        << (derivatives_.dae_form() ? ", unconstrained systems in DAE form" : "");
     return out.str();
   }
   int order() const override { return 2; }
@@ -112,7 +116,8 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   void charts_switched(const StateSpace&, const State&) override { has_history_ = false; }
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
-    MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()), derivatives_.dae_form());
+    MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()), derivatives_.dae_form(),
+                              derivatives_.analytic_odes());
     if (!has_history_ || state.time != history_time_) start_history(equations, state);
     solve_step(space, equations, state, h);
     ++steps_;

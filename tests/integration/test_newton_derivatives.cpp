@@ -64,6 +64,52 @@ Residuals residuals(ConstrainedSystem& system, const State& state, const Eigen::
   return r;
 }
 
+// The states of central differences in coordinate i: moved by +-step in velocity i, and along
+// the retraction by +-step in configuration coordinate i.
+struct CentralStates {
+  State velocity_plus, velocity_minus, position_plus, position_minus;
+};
+CentralStates central_states(const StateSpace& space, const State& state, Eigen::Index i, double step) {
+  CentralStates moved{state, state, state, state};
+  moved.velocity_plus.velocities(i) += step;
+  moved.velocity_minus.velocities(i) -= step;
+  Eigen::VectorXd direction = Eigen::VectorXd::Zero(state.velocities.size());
+  direction(i) = step;
+  space.retract_configuration(moved.position_plus, direction);
+  space.retract_configuration(moved.position_minus, -direction);
+  return moved;
+}
+
+// The ODE form V' = F(q, V) of a formulation without constraint rows (MotionEquations with
+// analytic_odes: the tree's VelocityRateDerivatives, from dFD on a fixed base or SE3 and from
+// the DAE form's C and K otherwise): C = -dF/dV and K = -dF/d delta against central differences
+// of the velocity rates.
+void check_ode_derivatives(ForwardDynamics& dynamics, const StateSpace& space, const State& state, const std::string& what) {
+  const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
+  MotionEquations equations(dynamics, n, false, true);
+  REQUIRE(equations.system() == nullptr);
+  const unsigned all = dae::damping | dae::stiffness | dae::velocity_constraint;
+  REQUIRE(equations.analytic_derivatives() == all);
+  DaeDerivatives analytic;
+  equations.evaluate_derivatives(state, Eigen::VectorXd(), Eigen::VectorXd(), analytic, all);
+  REQUIRE(analytic.velocity_constraint.rows() == 0);
+  const double step = 1e-5;
+  Eigen::MatrixXd damping(n, n), stiffness(n, n);
+  Eigen::VectorXd plus_rates, minus_rates;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const CentralStates moved = central_states(space, state, i, step);
+    dynamics.velocity_rates(moved.velocity_plus, plus_rates);
+    dynamics.velocity_rates(moved.velocity_minus, minus_rates);
+    damping.col(i) = -(plus_rates - minus_rates) / (2.0 * step);
+    dynamics.velocity_rates(moved.position_plus, plus_rates);
+    dynamics.velocity_rates(moved.position_minus, minus_rates);
+    stiffness.col(i) = -(plus_rates - minus_rates) / (2.0 * step);
+  }
+  INFO(what << " (ODE form): |C| " << damping.cwiseAbs().maxCoeff() << ", |K| " << stiffness.cwiseAbs().maxCoeff());
+  CHECK(relative_difference(analytic.damping, damping) < 1e-6);
+  CHECK(relative_difference(analytic.stiffness, stiffness) < 1e-6);
+}
+
 // C, K and P of a formulation's evaluate_derivatives against central differences of its DAE
 // terms, at a state off the constraints (the initial one moved by `position_scale` along the
 // retraction) with generic velocities, accelerations and multipliers; then NewtonDerivatives'
@@ -101,21 +147,14 @@ double check_system_derivatives(ForwardDynamics& dynamics, const Group& group, s
   const double step = 1e-5;
   Eigen::MatrixXd damping(n, n), stiffness(n, n), velocity(m, n);
   for (Eigen::Index i = 0; i < n; ++i) {
-    State plus = state, minus = state;
-    plus.velocities(i) += step;
-    minus.velocities(i) -= step;
+    const CentralStates moved = central_states(space, state, i, step);
     DaeTerms terms_plus, terms_minus;
-    system->evaluate(plus, terms_plus, dae::forces);
-    system->evaluate(minus, terms_minus, dae::forces);
+    system->evaluate(moved.velocity_plus, terms_plus, dae::forces);
+    system->evaluate(moved.velocity_minus, terms_minus, dae::forces);
     damping.col(i) = -(terms_plus.forces - terms_minus.forces) / (2.0 * step);
 
-    Eigen::VectorXd direction = Eigen::VectorXd::Zero(n);
-    direction(i) = step;
-    plus = state;
-    minus = state;
-    space.retract_configuration(plus, direction);
-    space.retract_configuration(minus, -direction);
-    const Residuals r_plus = residuals(*system, plus, a, lambda), r_minus = residuals(*system, minus, a, lambda);
+    const Residuals r_plus = residuals(*system, moved.position_plus, a, lambda),
+                    r_minus = residuals(*system, moved.position_minus, a, lambda);
     stiffness.col(i) = (r_plus.dynamic - r_minus.dynamic) / (2.0 * step);
     velocity.col(i) = (r_plus.velocity - r_minus.velocity) / (2.0 * step);
   }
@@ -145,6 +184,7 @@ double check_system_derivatives(ForwardDynamics& dynamics, const Group& group, s
   CHECK(relative_difference(differenced.damping, damping) < 1e-5);
   CHECK(relative_difference(differenced.stiffness, stiffness) < 1e-5);
   CHECK(relative_difference(differenced.velocity_constraint, velocity) < 1e-5);
+  if (m == 0 && ode_rate_derivatives(dynamics)) check_ode_derivatives(dynamics, space, state, what);
   return stiffness.cwiseAbs().maxCoeff();
 }
 
@@ -312,6 +352,8 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
     CHECK(error_of({name, "algorithm.name=newton-euler", "integrator.newton_derivatives=analytic",
                     "simulation.end_time=0.01"}) == "no error");
   }
+  CHECK_THAT(error_of({"integrator.name=generalized-alpha", "integrator.unconstrained_form=implicit"}),
+             Contains("unconstrained_form") && Contains("ode"));
   // ida's index-1 formulation has no analytic d(J V' - eta)/dq.
   CHECK_THAT(error_of({"integrator.name=ida", "integrator.formulation=index1-projection", "algorithm.name=newton-euler",
                        "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}),
@@ -466,6 +508,15 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       CHECK(analytic.statistics.at("analytic_derivatives") == 1.0);
       CHECK(differenced.statistics.at("analytic_derivatives") == 0.0);
       check_same_motion(analytic, differenced, 1e-8, 1e-6);
+      // Both forms of a tree without loops (ODE with dFD, DAE with dID; the default is one).
+      for (const char* form : {"ode", "dae"}) {
+        std::vector<std::string> with_form = alpha;
+        with_form.push_back(std::string("integrator.unconstrained_form=") + form);
+        const RunResult formed = run_with(with_form, "analytic");
+        INFO(form << " form");
+        CHECK(formed.statistics.at("analytic_derivatives") == 1.0);
+        check_same_motion(formed, differenced, 1e-8, 1e-6);
+      }
     }
     {
       const std::vector<std::string> ida{"integrator.name=ida", "integrator.relative_tolerance=1e-9",

@@ -1,5 +1,6 @@
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/velocity_rate_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
 
 #include <Eigen/Cholesky>
@@ -14,6 +15,7 @@ namespace liembs {
 
 ConstrainedSystem::~ConstrainedSystem() = default;
 AnalyticDerivativesUnavailable::~AnalyticDerivativesUnavailable() = default;
+VelocityRateDerivatives::~VelocityRateDerivatives() = default;
 
 namespace {
 

@@ -30,6 +30,11 @@ DerivativeMethod read_derivative_method(const ConfigTable& options) {
              : DerivativeMethod::finite_differences;
 }
 
+UnconstrainedForm read_unconstrained_form(const ConfigTable& options, UnconstrainedForm fallback) {
+  if (!options.contains("unconstrained_form")) return fallback;
+  return options.choice("unconstrained_form", {"dae", "ode"}) == "ode" ? UnconstrainedForm::ode : UnconstrainedForm::dae;
+}
+
 unsigned NewtonDerivatives::analytic_parts(const MotionEquations& equations, unsigned what) const {
   if (method_ == DerivativeMethod::finite_differences) return 0u;
   return what & equations.analytic_derivatives();

@@ -6,6 +6,7 @@
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/sim/velocity_rate_derivatives.hpp>
 
 namespace liembs {
 
@@ -23,10 +24,25 @@ inline ConstrainedSystem* dae_system(ForwardDynamics& dynamics, bool dae_form_of
   return system && system->analytic_derivatives() != 0u ? system : nullptr;
 }
 
+// The analytic derivatives of an ODE's velocity rates, when the formulation has no constraint
+// rows and gives them (a tree: VelocityRateDerivatives); null otherwise.
+inline VelocityRateDerivatives* ode_rate_derivatives(ForwardDynamics& dynamics) {
+  if (dynamics.constraints()) return nullptr;
+  auto* rates = dynamic_cast<VelocityRateDerivatives*>(&dynamics);
+  return rates && rates->has_velocity_rate_derivatives() ? rates : nullptr;
+}
+
 class MotionEquations {
  public:
-  MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension, bool dae_form_of_odes = false)
-      : dynamics_(dynamics), system_(dae_system(dynamics, dae_form_of_odes)), dimension_(dimension) {}
+  // dae_form_of_odes: solve an unconstrained formulation with analytic derivatives in its DAE
+  // form (dae_system); otherwise, with analytic_odes, its ODE form takes C = -dF/dV and
+  // K = -dF/d delta from the formulation's VelocityRateDerivatives (a tree's dFD).
+  MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension, bool dae_form_of_odes = false,
+                  bool analytic_odes = false)
+      : dynamics_(dynamics),
+        system_(dae_system(dynamics, dae_form_of_odes)),
+        rates_(system_ || !analytic_odes ? nullptr : ode_rate_derivatives(dynamics)),
+        dimension_(dimension) {}
 
   ConstrainedSystem* system() const { return system_; }
   ForwardDynamics& dynamics() const { return dynamics_; }
@@ -47,16 +63,28 @@ class MotionEquations {
 
   // The derivatives (DaeDerivatives) the formulation gives analytically, and their evaluation
   // (NewtonDerivatives chooses between them and differences).
-  unsigned analytic_derivatives() const { return system_ ? system_->analytic_derivatives() : 0u; }
+  unsigned analytic_derivatives() const {
+    if (system_) return system_->analytic_derivatives();
+    return rates_ ? dae::damping | dae::stiffness | dae::velocity_constraint : 0u;
+  }
   void evaluate_derivatives(const State& state, const Eigen::VectorXd& acceleration,
                             const Eigen::VectorXd& multipliers, DaeDerivatives& derivatives, unsigned what) {
-    if (system_) system_->evaluate_derivatives(state, acceleration, multipliers, derivatives, what);
+    if (system_) {
+      system_->evaluate_derivatives(state, acceleration, multipliers, derivatives, what);
+    } else if (rates_) {  // M = 1, Q = F: C = -dF/dV, K = -dF/d delta, no constraint rows
+      rates_->velocity_rate_derivatives(state, by_velocity_, by_configuration_);
+      if (what & dae::damping) derivatives.damping = -by_velocity_;
+      if (what & dae::stiffness) derivatives.stiffness = -by_configuration_;
+      if (what & dae::velocity_constraint) derivatives.velocity_constraint.resize(0, dimension_);
+    }
   }
 
  private:
   ForwardDynamics& dynamics_;
   ConstrainedSystem* system_;
+  VelocityRateDerivatives* rates_;
   Eigen::Index dimension_;
+  Eigen::MatrixXd by_velocity_, by_configuration_;
 };
 
 // r = M a + J^T lambda - Q from the terms (paper 002 eq. 1, first row): the dynamic residual of

@@ -15,19 +15,33 @@
 namespace liembs {
 
 enum class DerivativeMethod { automatic, analytic, finite_differences };
+// How a formulation without constraint rows that gives analytic derivatives is solved: in its
+// DAE form M V' = Q (Newton matrix M + gamma' C + beta' K from the inverse-dynamics
+// derivatives) or in its ODE form V' = F (1 + gamma' C + beta' K from the forward-dynamics
+// derivatives); docs/newton-matrices.md.
+enum class UnconstrainedForm { dae, ode };
 
 // Reads newton_derivatives from an integrator's options (strict: only the two names).
 DerivativeMethod read_derivative_method(const ConfigTable& options);
+// Reads unconstrained_form ("dae" | "ode") from an integrator's options, `fallback` without it.
+UnconstrainedForm read_unconstrained_form(const ConfigTable& options, UnconstrainedForm fallback);
 
 class NewtonDerivatives {
  public:
-  explicit NewtonDerivatives(DerivativeMethod method = DerivativeMethod::automatic) : method_(method) {}
+  explicit NewtonDerivatives(DerivativeMethod method = DerivativeMethod::automatic,
+                             UnconstrainedForm form = UnconstrainedForm::dae)
+      : method_(method), form_(form) {}
 
   DerivativeMethod method() const { return method_; }
   // Whether an unconstrained formulation that gives analytic derivatives is solved in its DAE
-  // form (dae_system, MotionEquations): unless the run asks for differences, which keep the
-  // ODE form V' = F with a differenced Newton matrix.
-  bool dae_form() const { return method_ != DerivativeMethod::finite_differences; }
+  // form (dae_system, MotionEquations): with the DAE form chosen, unless the run asks for
+  // differences, which keep the ODE form V' = F with a differenced Newton matrix.
+  bool dae_form() const { return method_ != DerivativeMethod::finite_differences && form_ == UnconstrainedForm::dae; }
+  // Whether the ODE form of such a formulation takes its Newton matrix from the analytic
+  // derivatives of its velocity rates (VelocityRateDerivatives).
+  bool analytic_odes() const {
+    return method_ != DerivativeMethod::finite_differences && form_ == UnconstrainedForm::ode;
+  }
   // A new run: the damping pattern of the differences is found again.
   void reset() { damping_groups_.clear(), damping_rows_.clear(), pattern_dimension_ = -1; }
 
@@ -54,6 +68,7 @@ class NewtonDerivatives {
                                 const Eigen::VectorXd& multipliers, DaeDerivatives& out, unsigned what);
 
   DerivativeMethod method_;
+  UnconstrainedForm form_;
   Eigen::Index pattern_dimension_ = -1;
   std::vector<std::vector<Eigen::Index>> damping_rows_;    // per column of C, its nonzero rows
   std::vector<std::vector<Eigen::Index>> damping_groups_;  // columns differenced together
