@@ -354,6 +354,11 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
   }
   CHECK_THAT(error_of({"integrator.name=generalized-alpha", "integrator.unconstrained_form=implicit"}),
              Contains("unconstrained_form") && Contains("ode"));
+  // A free body in absolute coordinates has no rate derivatives of its own: generalized-alpha's
+  // default ODE form leaves it in its DAE form, with analytic matrices.
+  for (const char* form : {"ode", "dae"})
+    CHECK(run_to_end("tests/data/free-body-implicit.toml", {std::string("integrator.unconstrained_form=") + form})
+              .statistics.at("analytic_derivatives") == 1.0);
   // ida's index-1 formulation has no analytic d(J V' - eta)/dq.
   CHECK_THAT(error_of({"integrator.name=ida", "integrator.formulation=index1-projection", "algorithm.name=newton-euler",
                        "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}),

@@ -35,13 +35,14 @@ inline VelocityRateDerivatives* ode_rate_derivatives(ForwardDynamics& dynamics) 
 class MotionEquations {
  public:
   // dae_form_of_odes: solve an unconstrained formulation with analytic derivatives in its DAE
-  // form (dae_system); otherwise, with analytic_odes, its ODE form takes C = -dF/dV and
-  // K = -dF/d delta from the formulation's VelocityRateDerivatives (a tree's dFD).
+  // form (dae_system). analytic_odes (without it): its ODE form, with C = -dF/dV and
+  // K = -dF/d delta from the formulation's VelocityRateDerivatives (a tree's dFD) where it gives
+  // them, and the DAE form where it gives only those (free bodies in absolute coordinates).
   MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension, bool dae_form_of_odes = false,
                   bool analytic_odes = false)
       : dynamics_(dynamics),
-        system_(dae_system(dynamics, dae_form_of_odes)),
-        rates_(system_ || !analytic_odes ? nullptr : ode_rate_derivatives(dynamics)),
+        rates_(analytic_odes && !dae_form_of_odes ? ode_rate_derivatives(dynamics) : nullptr),
+        system_(dae_system(dynamics, dae_form_of_odes || (analytic_odes && !rates_))),
         dimension_(dimension) {}
 
   ConstrainedSystem* system() const { return system_; }
@@ -81,8 +82,8 @@ class MotionEquations {
 
  private:
   ForwardDynamics& dynamics_;
+  VelocityRateDerivatives* rates_;  // (before system_, which depends on it)
   ConstrainedSystem* system_;
-  VelocityRateDerivatives* rates_;
   Eigen::Index dimension_;
   Eigen::MatrixXd by_velocity_, by_configuration_;
 };

@@ -38,7 +38,8 @@ class NewtonDerivatives {
   // differences, which keep the ODE form V' = F with a differenced Newton matrix.
   bool dae_form() const { return method_ != DerivativeMethod::finite_differences && form_ == UnconstrainedForm::dae; }
   // Whether the ODE form of such a formulation takes its Newton matrix from the analytic
-  // derivatives of its velocity rates (VelocityRateDerivatives).
+  // derivatives of its velocity rates (VelocityRateDerivatives; a formulation without them but
+  // with analytic DAE derivatives is then solved in its DAE form, MotionEquations).
   bool analytic_odes() const {
     return method_ != DerivativeMethod::finite_differences && form_ == UnconstrainedForm::ode;
   }
