@@ -30,9 +30,17 @@ bool is_npy_path(const std::filesystem::path& path) {
 
 namespace {
 
+// Appends `field` to a comma-separated list. Appending the separator and the field one
+// after the other (not `(empty ? "" : ",") + field`, a temporary string) also keeps GCC 12
+// from a false -Wrestrict about std::operator+(const char*, std::string&&).
+void append_field(std::string& list, std::string_view field) {
+  if (!list.empty()) list += ',';
+  list += field;
+}
+
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
+  for (const auto& name : names) append_field(text, name);
   return text;
 }
 
@@ -65,8 +73,8 @@ class OutputWriter {
       out << npy::header_bytes(0, width_, true);  // the row count is written at the end
     } else {
       std::string header;
-      for (const auto& name : copied_header) header += (header.empty() ? "" : ",") + name;
-      for (const auto& name : outputs) header += (header.empty() ? "" : ",") + csv::quote_if_needed(name);
+      for (const auto& name : copied_header) append_field(header, name);
+      for (const auto& name : outputs) append_field(header, csv::quote_if_needed(name));
       out << header << '\n';
     }
   }
