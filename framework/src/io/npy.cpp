@@ -18,7 +18,8 @@ constexpr std::string_view magic = "\x93NUMPY";
 
 // The value text after `'key':` in a header dict, up to the next top-level comma or brace.
 std::string_view dict_value(std::string_view dict, std::string_view key, const std::string& file) {
-  const std::string quoted = "'" + std::string(key) + "'";
+  std::string quoted = "'";  // appended, not "'" + std::string(key): GCC 12's false -Wrestrict
+  quoted.append(key).append("'");
   std::size_t at = dict.find(quoted);
   if (at == std::string_view::npos) throw ConfigError(file + ": the .npy header has no '" + std::string(key) + "'");
   at = dict.find(':', at + quoted.size());
