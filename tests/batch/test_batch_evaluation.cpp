@@ -1,6 +1,7 @@
 // Batch evaluation on threads (liembs/batch/batch_evaluation.hpp): every thread count gives
 // the same bits, a batch equals the per-state kernel calls, an empty batch does nothing, and
-// a bad row is named (the lowest bad row, whatever the thread count).
+// a bad row is named (the lowest bad row, whatever the thread count); rounds of rows
+// (for_each_round) run in order, each set up while every thread waits.
 #include <liembs/batch/batch_evaluation.hpp>
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <vector>
 
 using namespace liembs;
 
@@ -201,5 +203,66 @@ TEST_CASE("work alongside the rows runs once on the calling thread, a row's erro
       if (row == 2100) throw SimulationError("singular");
     };
     CHECK_THROWS_WITH(for_each_row(3000, threads, failing_row, {}, failing_alongside), "row 2100: singular");
+  }
+}
+
+TEST_CASE("rounds of rows run one after the other on the same threads, the next set up while all wait", "[batch]") {
+  const std::vector<std::size_t> round_rows = {3000, 10, 700, 2049};
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    std::vector<std::vector<std::atomic<int>>> runs;
+    for (const std::size_t rows : round_rows) runs.emplace_back(rows);
+    std::atomic<int> busy{0};  // threads inside a row right now
+    std::size_t round_now = 0;
+    std::vector<std::size_t> rounds_set_up, alongside_rounds;
+    std::vector<std::thread::id> alongside_threads;
+    const auto next_round = [&](std::size_t round) {
+      CHECK(busy == 0);  // every thread has finished the round before
+      rounds_set_up.push_back(round);
+      round_now = round;
+      return round < round_rows.size() ? round_rows[round] : 0;
+    };
+    const auto work = [&](unsigned, std::size_t row) {
+      ++busy;
+      ++runs[round_now][row];
+      --busy;
+    };
+    const auto alongside = [&](std::size_t round) {
+      alongside_rounds.push_back(round);
+      alongside_threads.push_back(std::this_thread::get_id());
+    };
+    const unsigned used = for_each_round(round_rows[0], threads, next_round, work, {}, alongside);
+    CHECK(used == threads);  // decided by the first round's rows
+    CHECK(rounds_set_up == std::vector<std::size_t>{1, 2, 3, 4});  // 4: no rows, the end
+    CHECK(alongside_rounds == std::vector<std::size_t>{0, 1, 2, 3});
+    for (const auto& id : alongside_threads) CHECK(id == std::this_thread::get_id());
+    for (std::size_t round = 0; round < round_rows.size(); ++round)
+      for (std::size_t row = 0; row < round_rows[round]; ++row) REQUIRE(runs[round][row] == 1);
+  }
+}
+
+TEST_CASE("a failed row or alongside error ends the rounds after its round, the lowest row of that round named", "[batch]") {
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    std::size_t round_now = 0, last_set_up = 0;
+    const auto next_round = [&](std::size_t round) {
+      last_set_up = round_now = round;
+      return std::size_t{1000};  // more rounds than the work reaches
+    };
+    BatchMessages messages;
+    messages.row_prefix = [&](std::size_t row) { return "chunk " + std::to_string(round_now) + ", row " + std::to_string(row) + ": "; };
+    const auto failing = [&](unsigned, std::size_t row) {
+      if (round_now == 2 && (row == 600 || row == 900)) throw ModelError("singular at " + std::to_string(row));
+    };
+    CHECK_THROWS_WITH(for_each_round(1000, threads, next_round, failing, messages), "chunk 2, row 600: singular at 600");
+    CHECK(last_set_up == 2);  // no round after the failed one
+
+    round_now = last_set_up = 0;
+    const auto failing_alongside = [&](std::size_t round) {
+      if (round == 1) throw Error("chunk 2 is unreadable");
+    };
+    CHECK_THROWS_WITH(for_each_round(1000, threads, next_round, [](unsigned, std::size_t) {}, messages, failing_alongside),
+                      "chunk 2 is unreadable");
+    CHECK(last_set_up == 1);
   }
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <limits>
 #include <system_error>
@@ -53,43 +54,74 @@ void lower_to(std::atomic<std::size_t>& value, std::size_t candidate) {
   }
 }
 
-}  // namespace
+// The barrier between the rounds of for_each_round: the last thread to arrive runs
+// `complete` (the next round is set up there while every other thread waits) and releases
+// the others. With `spin`, a waiting thread spins for up to 200 µs before it sleeps: the
+// guided blocks end the threads' rounds within tens of microseconds of each other, and a
+// sleeping thread's core may go idle and take longer than that to wake (a thread started
+// per round instead costs its start and its join every round). Without (one round, the
+// helpers only wait to end), it sleeps at once.
+class RoundBarrier {
+ public:
+  RoundBarrier(unsigned count, bool spin) : count_(count), spin_(spin) {}
 
-unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<void(unsigned, std::size_t)>& work,
-                      const BatchMessages& messages, const std::function<void()>& alongside) {
-  if (threads == 0) threads = available_cores();
-  const std::size_t useful = std::max<std::size_t>(1, rows / min_rows_per_thread);
-  const auto used = static_cast<unsigned>(std::min<std::size_t>(threads, useful));
-  std::exception_ptr alongside_error;
-  const auto run_alongside = [&] {
-    if (!alongside) return;
-    try {
-      alongside();
-    } catch (...) {
-      alongside_error = std::current_exception();
+  // A thread that will never arrive (it could not be started); called before the calling
+  // thread arrives (others may have).
+  void drop() { --count_; }
+
+  template <class Complete>
+  void arrive_and_wait(Complete&& complete) {
+    const unsigned generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_.load()) {
+      arrived_.store(0, std::memory_order_relaxed);
+      complete();
+      generation_.store(generation + 1, std::memory_order_release);
+      generation_.notify_all();
+      return;
     }
-  };
-  if (used == 1 && rows < min_rows_per_thread) {  // a small batch: in order, on the calling thread
-    run_alongside();
-    for (std::size_t row = 0; row < rows; ++row) {
-      try {
-        work(0, row);
-      } catch (...) {
-        rethrow_with_prefix(std::current_exception(), messages.row_prefix ? messages.row_prefix(row)
-                                                                          : "row " + std::to_string(row) + ": ");
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_ ? 200 : 0);
+    while (generation_.load(std::memory_order_acquire) == generation) {
+      if (std::chrono::steady_clock::now() > give_up) {
+        generation_.wait(generation, std::memory_order_acquire);
+      } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#else
+        std::this_thread::yield();
+#endif
       }
     }
-    if (const int signal = pending_interrupt())
-      throw Interrupted(signal, messages.interrupted_where ? messages.interrupted_where(rows)
-                                                          : "after " + std::to_string(rows) + " state(s)");
-    if (alongside_error) std::rethrow_exception(alongside_error);
-    return 1;
   }
+
+ private:
+  std::atomic<unsigned> count_, arrived_{0}, generation_{0};
+  bool spin_;
+};
+
+// for_each_row as for_each_round: one round, `alongside` in it.
+std::size_t one_round(std::size_t) { return 0; }
+std::function<void(std::size_t)> in_the_round(const std::function<void()>& alongside) {
+  if (!alongside) return {};
+  return [&alongside](std::size_t) { alongside(); };
+}
+
+// for_each_round; `spin`: more than one round may come (RoundBarrier).
+unsigned run_rounds(std::size_t first_rows, unsigned threads, const std::function<std::size_t(std::size_t)>& next_round,
+                    const std::function<void(unsigned, std::size_t)>& work, const BatchMessages& messages,
+                    const std::function<void(std::size_t)>& alongside, bool spin) {
+  if (threads == 0) threads = available_cores();
+  const std::size_t useful = std::max<std::size_t>(1, first_rows / min_rows_per_thread);
+  const auto used = static_cast<unsigned>(std::min<std::size_t>(threads, useful));
+
+  // The round being run: set before the threads start and by the barrier's completion,
+  // while every thread waits; read by all during the round.
+  std::size_t round = 0, rows = first_rows;
+  bool finished = false;
   // Blocks of consecutive rows are taken in order from a shared counter, so a thread slowed
   // by other work on the machine takes fewer; which thread computes a row never changes its
   // result. Guided sizes: a block is an eighth of the rows left per thread (at most
   // max_block_rows, at least min_block_rows), so the blocks shrink towards the end and the
-  // threads finish within about one short block of each other (a join waits for the last).
+  // threads finish a round within about one short block of each other.
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   std::atomic<std::size_t> next_row{0}, stop_row{none}, rows_done{0};
   std::atomic<int> signal{0};
@@ -98,8 +130,9 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
     std::exception_ptr error;
   };
   std::vector<Failure> failures(used);
+  std::exception_ptr alongside_error, next_round_error;
 
-  const auto run_worker = [&](unsigned worker) {
+  const auto take_rows = [&](unsigned worker) {
     for (;;) {
       if (const int pending = pending_interrupt()) {
         signal = pending;
@@ -126,18 +159,47 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
       rows_done += end - begin;
     }
   };
-
+  // After every thread has finished a round: the next one, unless something stopped this one.
+  const auto end_round = [&]() noexcept {
+    const bool failed = std::any_of(failures.begin(), failures.end(), [](const Failure& f) { return f.error != nullptr; });
+    if (signal || failed || alongside_error || rows == 0) {
+      finished = true;
+      return;
+    }
+    try {
+      rows = next_round(++round);
+    } catch (...) {
+      next_round_error = std::current_exception();
+      rows = 0;
+    }
+    finished = rows == 0;
+    next_row = 0;
+  };
+  RoundBarrier barrier(used, spin);
+  const auto run_worker = [&](unsigned worker) {
+    while (!finished) {
+      if (worker == 0 && alongside) {
+        try {
+          alongside(round);
+        } catch (...) {
+          alongside_error = std::current_exception();
+        }
+      }
+      take_rows(worker);
+      barrier.arrive_and_wait(end_round);
+    }
+  };
   {
     std::vector<std::jthread> helpers;
     helpers.reserve(used - 1);
     for (unsigned worker = 1; worker < used; ++worker) {
       try {
         helpers.emplace_back(run_worker, worker);
-      } catch (const std::system_error&) {
-        break;  // no more threads to be had: the blocks are shared out among those running
+      } catch (const std::system_error&) {  // no more threads to be had: the others share the rows
+        for (; worker < used; ++worker) barrier.drop();
+        break;
       }
     }
-    run_alongside();
     run_worker(0);
   }  // joins the helpers
 
@@ -152,7 +214,21 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
     rethrow_with_prefix(first->error, messages.row_prefix ? messages.row_prefix(first->row)
                                                           : "row " + std::to_string(first->row) + ": ");
   if (alongside_error) std::rethrow_exception(alongside_error);
+  if (next_round_error) std::rethrow_exception(next_round_error);
   return used;
+}
+
+}  // namespace
+
+unsigned for_each_round(std::size_t first_rows, unsigned threads, const std::function<std::size_t(std::size_t)>& next_round,
+                        const std::function<void(unsigned, std::size_t)>& work, const BatchMessages& messages,
+                        const std::function<void(std::size_t)>& alongside) {
+  return run_rounds(first_rows, threads, next_round, work, messages, alongside, true);
+}
+
+unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<void(unsigned, std::size_t)>& work,
+                      const BatchMessages& messages, const std::function<void()>& alongside) {
+  return run_rounds(rows, threads, one_round, work, messages, in_the_round(alongside), false);
 }
 
 BatchEvaluation::BatchEvaluation(Binder bind, unsigned threads) : bind_(std::move(bind)) {
@@ -206,13 +282,27 @@ void BatchEvaluation::evaluate(std::span<const double> inputs, std::span<double>
       messages);
 }
 
+unsigned BatchEvaluation::bind_for(std::size_t rows) {
+  const auto wanted = static_cast<unsigned>(std::min<std::size_t>(threads_, std::max<std::size_t>(1, rows / min_rows_per_thread)));
+  bind_evaluators(wanted);
+  return wanted;
+}
+
 void BatchEvaluation::for_each_row(std::size_t rows, const std::function<void(BatchEvaluator&, unsigned, std::size_t)>& work,
                                    const BatchMessages& messages, const std::function<void()>& alongside) {
   const std::lock_guard lock(busy_);
-  const auto wanted = static_cast<unsigned>(std::min<std::size_t>(threads_, std::max<std::size_t>(1, rows / min_rows_per_thread)));
-  bind_evaluators(wanted);
   liembs::for_each_row(
-      rows, wanted, [&](unsigned worker, std::size_t row) { work(*evaluators_[worker], worker, row); }, messages, alongside);
+      rows, bind_for(rows), [&](unsigned worker, std::size_t row) { work(*evaluators_[worker], worker, row); }, messages,
+      alongside);
+}
+
+void BatchEvaluation::for_each_round(std::size_t first_rows, const std::function<std::size_t(std::size_t)>& next_round,
+                                     const std::function<void(BatchEvaluator&, unsigned, std::size_t)>& work,
+                                     const BatchMessages& messages, const std::function<void(std::size_t)>& alongside) {
+  const std::lock_guard lock(busy_);
+  liembs::for_each_round(
+      first_rows, bind_for(first_rows), next_round,
+      [&](unsigned worker, std::size_t row) { work(*evaluators_[worker], worker, row); }, messages, alongside);
 }
 
 }  // namespace liembs

@@ -46,7 +46,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // One piece of the file in flight. Two alternate: while the threads evaluate chunk k, the
 // calling thread writes chunk k-1 and then reads chunk k+1 into the same buffers
-// (for_each_row's `alongside`), so reading, splitting records and writing overlap the rows.
+// (for_each_round's `alongside`), so reading, splitting records and writing overlap the rows.
 struct Chunk {
   std::size_t rows = 0;
   std::size_t first_row = 0;              // .npy: the index of the chunk's first row
@@ -159,25 +159,39 @@ class OutputWriter {
   std::size_t rows_ = 0;
 };
 
-// Runs the chunks through the threads: `fill(next, current)` reads the chunk after `current`
-// (nullptr: the first) and returns false when the file has no more rows; `evaluate(chunk,
-// alongside)` runs a chunk's rows with batch.for_each_row; `rows_done` counts the rows.
-template <class Fill, class Evaluate>
-void run_chunks(OutputWriter& output, std::size_t& rows_done, Fill&& fill, Evaluate&& evaluate) {
+// Runs the chunks through the threads, a round of BatchEvaluation::for_each_round per
+// chunk, on threads started once for the file: `fill(next, current)` reads the chunk after
+// `current` (nullptr: the first) and returns false when the file has no more rows;
+// work(chunk, evaluator, worker, row) evaluates a row of a chunk and row_prefix(chunk, row)
+// names it in an error; `rows_done` counts the rows finished, `where` says how far an
+// interruption got.
+template <class Fill, class Work, class RowPrefix>
+void run_chunks(BatchEvaluation& batch, OutputWriter& output, std::size_t& rows_done, const std::function<std::string()>& where,
+                Fill&& fill, Work&& work, RowPrefix&& row_prefix) {
   std::array<Chunk, 2> chunks;
   if (!fill(chunks[0], nullptr)) return;
-  std::size_t k = 0;
-  for (bool more = true; more; ++k) {
-    Chunk& current = chunks[k % 2];
-    Chunk& other = chunks[(k + 1) % 2];  // chunk k-1, then chunk k+1
-    more = false;
-    evaluate(current, [&] {
-      if (k > 0) output.write(other);
-      more = fill(other, &current);
-    });
-    rows_done += current.rows;
-  }
-  output.write(chunks[(k - 1) % 2]);
+  Chunk* current = &chunks[0];  // changed between rounds only, while every thread waits
+  bool more = false;
+  BatchMessages messages;
+  messages.row_prefix = [&](std::size_t row) { return row_prefix(*current, row); };
+  messages.interrupted_where = [&](std::size_t) { return where(); };
+  batch.for_each_round(
+      current->rows,
+      [&](std::size_t round) -> std::size_t {  // chunk round - 1 evaluated, chunk round read
+        rows_done += current->rows;
+        if (!more) return 0;
+        current = &chunks[round % 2];
+        return current->rows;
+      },
+      [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) { work(*current, evaluator, worker, row); },
+      messages,
+      [&](std::size_t round) {  // on the calling thread, while the others start on chunk `round`
+        Chunk& other = chunks[(round + 1) % 2];  // chunk round - 1, then chunk round + 1
+        more = false;
+        if (round > 0) output.write(other);
+        more = fill(other, current);
+      });
+  output.write(*current);
 }
 
 [[noreturn]] void not_finite(const std::string& column, std::string_view text) {
@@ -331,21 +345,15 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
     output.prepare(chunk, [](std::size_t) { return 0; });
     return true;
   };
-  const auto evaluate = [&](Chunk& chunk, const std::function<void()>& alongside) {
-    BatchMessages messages;
-    messages.row_prefix = [&](std::size_t row) { return states + ": row " + std::to_string(chunk.first_row + row) + ": "; };
-    messages.interrupted_where = [&](std::size_t) { return where(); };
-    batch.for_each_row(
-        chunk.rows,
-        [&](BatchEvaluator& evaluator, unsigned, std::size_t row) {
-          const double* state = chunk.values.data() + row * width;
-          check_finite(inputs, state);
-          evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
-          if (output.csv()) output.format_row(chunk, row, std::array<std::string_view, 0>{});
-        },
-        messages, alongside);
-  };
-  run_chunks(output, result.rows, fill, evaluate);
+  run_chunks(
+      batch, output, result.rows, where, fill,
+      [&](Chunk& chunk, BatchEvaluator& evaluator, unsigned, std::size_t row) {
+        const double* state = chunk.values.data() + row * width;
+        check_finite(inputs, state);
+        evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
+        if (output.csv()) output.format_row(chunk, row, std::array<std::string_view, 0>{});
+      },
+      [&](const Chunk& chunk, std::size_t row) { return states + ": row " + std::to_string(chunk.first_row + row) + ": "; });
   throw_if_interrupted(where);
   output.commit();
   return result;
@@ -493,30 +501,24 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
   std::vector<CsvScratch> scratch;
   scratch.reserve(std::max(1u, batch.threads()));
   for (unsigned worker = 0; worker < std::max(1u, batch.threads()); ++worker) scratch.emplace_back(fields, copied.size(), width);
-  const auto evaluate = [&](Chunk& chunk, const std::function<void()>& alongside) {
-    BatchMessages messages;
-    messages.row_prefix = [&](std::size_t row) { return states + ":" + std::to_string(chunk.lines[row]) + ": "; };
-    messages.interrupted_where = [&](std::size_t) { return where(); };
-    batch.for_each_row(
-        chunk.rows,
-        [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
-          CsvScratch& own = scratch[worker];
-          csv::split_record(chunk.records[row], own.fields);
-          if (own.fields.size() != fields)
-            throw ConfigError(std::to_string(own.fields.size()) + " fields, the header has " + std::to_string(fields));
-          double* state = own.state.data();
-          for (std::size_t i = 0; i < width; ++i)
-            if (!csv::parse_finite(own.fields[input_index[i]], state[i])) not_finite(inputs[i], own.fields[input_index[i]]);
-          evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
-          if (output.csv()) {
-            own.copied.clear();
-            for (const std::size_t c : copied) own.copied.push_back(own.fields[c]);
-            output.format_row(chunk, row, own.copied);
-          }
-        },
-        messages, alongside);
-  };
-  run_chunks(output, result.rows, fill, evaluate);
+  run_chunks(
+      batch, output, result.rows, where, fill,
+      [&](Chunk& chunk, BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
+        CsvScratch& own = scratch[worker];
+        csv::split_record(chunk.records[row], own.fields);
+        if (own.fields.size() != fields)
+          throw ConfigError(std::to_string(own.fields.size()) + " fields, the header has " + std::to_string(fields));
+        double* state = own.state.data();
+        for (std::size_t i = 0; i < width; ++i)
+          if (!csv::parse_finite(own.fields[input_index[i]], state[i])) not_finite(inputs[i], own.fields[input_index[i]]);
+        evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
+        if (output.csv()) {
+          own.copied.clear();
+          for (const std::size_t c : copied) own.copied.push_back(own.fields[c]);
+          output.format_row(chunk, row, own.copied);
+        }
+      },
+      [&](const Chunk& chunk, std::size_t row) { return states + ":" + std::to_string(chunk.lines[row]) + ": "; });
   throw_if_interrupted(where);
   output.commit();
   return result;

@@ -7,7 +7,8 @@
 // computed by the same code on its own, whatever thread takes it: the results are
 // bit-identical for every thread count.
 //
-// Threads: std::jthread, started for one call and joined before it returns. No pool lives
+// Threads: std::jthread, started for one call (all the rounds of for_each_round) and
+// joined before it returns. No pool lives
 // between calls, so nothing idles, nothing outlives the evaluators, and a process that
 // forks between calls (Python's multiprocessing) forks no worker. Starting a thread costs
 // tens of microseconds, small against a block of rows; small batches use fewer threads.
@@ -51,6 +52,18 @@ struct BatchMessages {
 unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<void(unsigned worker, std::size_t row)>& work,
                       const BatchMessages& messages = {}, const std::function<void()>& alongside = {});
 
+// Rounds of rows on the same threads, started once (liembs eval: a round per chunk of a
+// file): round 0 has `first_rows` rows; when every thread has finished round r,
+// next_round(r + 1) runs once, while the threads wait, and returns the rows of round r + 1
+// (0: the end). In each round, work(worker, row) runs for rows [0, rows of the round) and
+// alongside(r), if given, on the calling thread before it takes rows, as for for_each_row.
+// A failed row, a signal or an error of `alongside` ends the work after its round, and is
+// thrown as for for_each_row (next_round's error last); the threads used are decided by
+// `first_rows`. for_each_row is the case of one round.
+unsigned for_each_round(std::size_t first_rows, unsigned threads, const std::function<std::size_t(std::size_t round)>& next_round,
+                        const std::function<void(unsigned worker, std::size_t row)>& work, const BatchMessages& messages = {},
+                        const std::function<void(std::size_t round)>& alongside = {});
+
 inline constexpr std::size_t min_rows_per_thread = 256;
 // The sizes of the blocks of rows the threads take (guided: shrinking towards the end).
 inline constexpr std::size_t min_block_rows = 16, max_block_rows = 2048;
@@ -88,9 +101,14 @@ class BatchEvaluation {
   void for_each_row(std::size_t rows,
                     const std::function<void(BatchEvaluator& evaluator, unsigned worker, std::size_t row)>& work,
                     const BatchMessages& messages = {}, const std::function<void()>& alongside = {});
+  // for_each_round with an evaluator per thread.
+  void for_each_round(std::size_t first_rows, const std::function<std::size_t(std::size_t round)>& next_round,
+                      const std::function<void(BatchEvaluator& evaluator, unsigned worker, std::size_t row)>& work,
+                      const BatchMessages& messages = {}, const std::function<void(std::size_t round)>& alongside = {});
 
  private:
   void bind_evaluators(unsigned count);
+  unsigned bind_for(std::size_t rows);  // binds the evaluators of the threads `rows` rows use; their number
 
   Binder bind_;
   unsigned threads_ = 1;
