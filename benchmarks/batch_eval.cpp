@@ -21,6 +21,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -36,12 +37,17 @@ constexpr std::size_t rows = 100000;
 // CPU time of the whole process (every thread), for rows per second per core.
 double process_cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-// Runs `body` per iteration; reports rows per second (wall) and CPU nanoseconds per row
-// summed over the threads (counter cpu_ns_per_row).
+// Runs `body` per iteration (after `untimed`); reports rows per second (wall) and CPU
+// nanoseconds per row summed over the threads (counter cpu_ns_per_row).
 template <class Body>
-void timed(benchmark::State& bench, Body&& body) {
+void timed(benchmark::State& bench, Body&& body, const std::function<void()>& untimed = {}) {
   double cpu = 0.0;
   for (auto _ : bench) {
+    if (untimed) {
+      bench.PauseTiming();
+      untimed();
+      bench.ResumeTiming();
+    }
     const double start = process_cpu_seconds();
     body();
     cpu += process_cpu_seconds() - start;
@@ -118,10 +124,16 @@ void in_memory(benchmark::State& bench, const std::string& algorithm) {
   timed(bench, [&] { s.batch->evaluate(s.states, outputs); });
 }
 
+// Each iteration writes a new output: the one before is removed untimed. Replacing an
+// existing file would add the file system's deletion of the old one to the time, the same
+// for every thread count (docs/benchmarks.md, "Batch evaluation": on this machine's ext4,
+// the write-back ext4 starts when a file is renamed over another, and a synchronous
+// discard of the old file's blocks).
 void file(benchmark::State& bench, const std::string& algorithm, const char* input, const char* output) {
   Setup& s = setup(algorithm);
   s.batch->set_threads(static_cast<unsigned>(bench.range(0)));
-  timed(bench, [&] { evaluate_file(*s.batch, s.dir / input, s.dir / output, algorithm); });
+  timed(bench, [&] { evaluate_file(*s.batch, s.dir / input, s.dir / output, algorithm); },
+        [&] { fs::remove(s.dir / output); });
 }
 
 // The fastest repetition of each benchmark in wall-clock time (the threads' work is not in
