@@ -19,23 +19,15 @@
 #include <string>
 #include <vector>
 
+#include "../support/sanitizers.hpp"
+
 extern char** environ;
 
 namespace fs = std::filesystem;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool address_sanitizer = true;
-#else
-constexpr bool address_sanitizer = false;
-#endif
-#else
-constexpr bool address_sanitizer = false;
-#endif
+using liembs_test::address_sanitizer;
 constexpr long long_run_steps = address_sanitizer ? 100'000 : 1'000'000;
 
 struct LongRun {

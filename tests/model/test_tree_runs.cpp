@@ -205,6 +205,22 @@ TEST_CASE("compound pendulum: large amplitude against a scalar integration, smal
   }
 }
 
+TEST_CASE("released from rest at E(0) = 0: the energy drift is relative to the kinetic energy reached, order 4",
+          "[tree-run]") {
+  const Outcome coarse = run_tree("pendulum-from-rest.toml", {"simulation.step_size=0.004"});
+  const Outcome fine = run_tree("pendulum-from-rest.toml", {"simulation.step_size=0.002"});
+  REQUIRE(fine.initial.total_energy() == 0.0);
+  REQUIRE(fine.initial.kinetic_energy == 0.0);
+  // The bob swings down through 0.4 m: kinetic energy up to m g l = 5.9 J.
+  const double kinetic_max = 1.5 * 9.81 * 0.4;
+  CHECK(fine.summary.energy_scale == Approx(kinetic_max).epsilon(1e-4));
+  CHECK(fine.summary.energy_drift_max > 0.0);
+  CHECK(fine.summary.energy_drift_max < 1e-8);
+  CHECK(std::log2(coarse.summary.energy_drift_max / fine.summary.energy_drift_max) > 4.0 - 0.3);
+  // |E(t) - E(0)| over the scale, so the absolute drift is the relative one times m g l.
+  CHECK(std::abs(fine.final.total_energy()) <= fine.summary.energy_drift_max * fine.summary.energy_scale * (1 + 1e-12));
+}
+
 TEST_CASE("prismatic joint under gravity: the free-fall parabola along the axis, exactly", "[tree-run][exact]") {
   const double q0 = 0.2, v0 = 0.5, T = 1.5;
   const Vec3 e = Vec3(1.0, 0.0, -1.0).normalized(), gravity(0.0, 0.0, -9.81);

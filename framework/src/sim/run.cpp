@@ -287,9 +287,11 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     trajectory->stream() << '\n';
   }
   if (output.observer) output.observer(RunSample{state.time, poses, twists, initial, violations});
-  const double energy_scale = std::max({std::abs(initial.total_energy()), initial.kinetic_energy, 1e-300});
-  // The angular momentum's drift relative to its largest magnitude in the run: a body released
-  // from rest has L(0) = 0 (relative to |L(0)| alone, the drift would be 1e300).
+  // Drifts are relative to the largest magnitude the run reaches: for the energy, |E(0)| or the
+  // largest kinetic energy; for the angular momentum, its largest norm. A system released from
+  // rest may start with E(0) = 0 and L(0) = 0 (relative to those alone, a drift would be 1e300).
+  double energy_scale = std::max(std::abs(initial.total_energy()), initial.kinetic_energy);
+  double energy_change_max = 0.0, balance_change_max = 0.0;
   double momentum_scale = initial.angular_momentum.norm(), momentum_change_max = 0.0;
 
   summary.energy_initial = initial.total_energy();
@@ -327,19 +329,22 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     }
     ++summary.steps;
     const Invariants now = invariants_at(state);
-    summary.energy_drift_max =
-        std::max(summary.energy_drift_max, std::abs(now.total_energy() - initial.total_energy()) / energy_scale);
+    energy_scale = std::max(energy_scale, now.kinetic_energy);
+    energy_change_max = std::max(energy_change_max, std::abs(now.total_energy() - initial.total_energy()));
+    summary.energy_drift_max = relative_change(energy_change_max, energy_scale);
     if (prescribed) {  // W(t) by the trapezoidal rule in the power tau . q'
       const double power_before = prescribed_power;
       update_prescribed(state);
       summary.prescribed_work += 0.5 * (state.time - time_before) * (power_before + prescribed_power);
-      summary.energy_balance_error_max =
-          std::max(summary.energy_balance_error_max,
-                   std::abs(now.total_energy() - initial.total_energy() - summary.prescribed_work) / energy_scale);
+      balance_change_max = std::max(
+          balance_change_max, std::abs(now.total_energy() - initial.total_energy() - summary.prescribed_work));
+      summary.energy_balance_error_max = relative_change(balance_change_max, energy_scale);
     }
     momentum_scale = std::max(momentum_scale, now.angular_momentum.norm());
     momentum_change_max = std::max(momentum_change_max, (now.angular_momentum - initial.angular_momentum).norm());
-    summary.angular_momentum_drift_max = momentum_change_max / std::max(momentum_scale, 1e-300);
+    summary.angular_momentum_drift_max = relative_change(momentum_change_max, momentum_scale);
+    summary.energy_scale = energy_scale;
+    summary.angular_momentum_scale = momentum_scale;
     summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
     normalization_error = space.normalization_error(state);
     summary.normalization_error_max = std::max(summary.normalization_error_max, normalization_error);

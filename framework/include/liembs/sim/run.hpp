@@ -7,6 +7,7 @@
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/state_space.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -48,13 +49,20 @@ enum class RunPurpose { simulate, evaluate };
 Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry,
              RunPurpose purpose = RunPurpose::simulate);
 
+// A drift relative to the largest magnitude a run reached (RunSummary): change / scale, and
+// 0 when nothing changed (a system at rest throughout has scale 0).
+inline double relative_change(double change, double scale) {
+  return change == 0.0 ? 0.0 : change / std::max(scale, 1e-300);
+}
+
 struct RunSummary {
   long long steps = 0;
   double wall_seconds = 0.0;
   double simulated_seconds = 0.0;
   double energy_initial = 0.0, energy_final = 0.0;
-  double energy_drift_max = 0.0;            // max |E(t) - E(0)| / max(|E(0)|, 1e-300)
+  double energy_drift_max = 0.0;            // max |E(t) - E(0)| / max(|E(0)|, max kinetic energy)
   double angular_momentum_drift_max = 0.0;  // max |L(t) - L(0)| / max |L(t)| (|L(0)| when conserved)
+  double energy_scale = 0.0, angular_momentum_scale = 0.0;  // the two drifts' denominators
   double orthogonality_error_max = 0.0;
   double normalization_error_max = 0.0;  // max |p^T p - 1| (parameterizations with such an invariant)
   long long chart_switches = 0;          // Euler-angle chart switches between steps
