@@ -245,7 +245,7 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
             map_transpose_by_position_.data() + static_cast<Eigen::Index>(i) * nv * nv, nv, nv);
       }
     }
-    if (velocity) out.velocity_constraint.setZero(rows_, dimension);
+    if (what & dae::velocity_constraint) out.velocity_constraint.setZero(rows_, dimension);  // 0 x n unconstrained
     if ((stiffness || velocity) && joint_rows > 0) {
       const Eigen::VectorXd joint_multipliers = stiffness ? Eigen::VectorXd(multipliers.head(joint_rows)) : Eigen::VectorXd();
       joints_.second_derivatives(poses_, twist_list_, stiffness ? &joint_multipliers : nullptr,

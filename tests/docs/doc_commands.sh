@@ -4,9 +4,10 @@
 # `build/bin/liembs` (with `\` continuations joined) and `printf` lines (fixture files the
 # text creates) run in order, in a scratch folder where configs/, models/, studies/ and
 # build/bin point at the source and build trees. Each must exit 0.
-#   usage: doc_commands.sh SOURCE_DIR BINARY_DIR SCRATCH_DIR
+# Commands matching SKIP_REGEX (optional) are listed but not run.
+#   usage: doc_commands.sh SOURCE_DIR BINARY_DIR SCRATCH_DIR [SKIP_REGEX]
 set -uo pipefail
-source_dir=$1 binary_dir=$2 scratch=$3
+source_dir=$1 binary_dir=$2 scratch=$3 skip=${4:-}
 rm -rf "$scratch" && mkdir -p "$scratch/build"
 for folder in configs models studies tests; do
   [[ -e "$source_dir/$folder" ]] && ln -s "$source_dir/$folder" "$scratch/$folder"
@@ -14,7 +15,7 @@ done
 ln -s "$binary_dir/bin" "$scratch/build/bin"
 ln -s "$binary_dir/lib" "$scratch/build/lib"
 
-failures=0 commands=0
+failures=0 commands=0 timings=()
 for document in "$source_dir/README.md" "$source_dir"/docs/*.md; do
   [[ -f "$document" ]] || continue
   in_block=0 pending=""
@@ -34,13 +35,21 @@ for document in "$source_dir/README.md" "$source_dir"/docs/*.md; do
     if [[ "$pending" =~ \\$ ]]; then pending=${pending%\\}; continue; fi
     command=${pending%%  #*}   # drop a trailing comment after two spaces
     pending=""
+    if [[ -n "$skip" && "$command" =~ $skip ]]; then
+      echo "skipped in this build: $command"
+      continue
+    fi
     commands=$((commands + 1))
+    started=$EPOCHREALTIME
     if ! output=$(cd "$scratch" && timeout 300 bash -c "$command" 2>&1 </dev/null); then
       echo "FAILED (${document#"$source_dir"/}): $command"
       echo "$output" | tail -5 | sed 's/^/    /'
       failures=$((failures + 1))
     fi
+    timings+=("$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%8.1f", b - a }') s  $command")
   done < "$document"
 done
+echo "the slowest commands:"
+printf '%s\n' "${timings[@]}" | sort -rn | head -5 | cut -c1-160
 echo "$commands documented commands run, $failures failed"
 [[ $commands -gt 0 && $failures -eq 0 ]]
