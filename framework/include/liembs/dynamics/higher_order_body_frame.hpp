@@ -43,6 +43,11 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Geometry>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -86,6 +91,163 @@ LIEMBS_STRONG_INLINE Vec6 rotated_coefficient(const double* cos_q, const double*
   Vec6 out;
   out << a0, a1, first == 0 ? x[k](2) : 0.0, b0, b1, first == 0 ? x[k](5) : 0.0;
   return out;
+}
+
+// H-GRNE's long Cauchy sums, packed (BodyFrameDynamics::rotated_series, packed_biases):
+// each coefficient is also stored in the lane layouts below (a cost linear in r), so that
+// every term of a sum, the quadratic cost, is a few packed products: two lanes at a time
+// in the baseline build (SSE2), four with fused multiply-adds where the processor has AVX2
+// and FMA (chosen at run time, wide_kernels(); the build stays baseline x86-64). The lanes
+// are written and read in the same 16-byte halves, and the results written back in the
+// halves Eigen reads a Vec6 by: a read spanning two narrower recent writes waits for them
+// (store forwarding fails).
+using Lanes = Eigen::Array4d;
+
+// to[0..1] = (lo, hi) in one 16-byte write.
+LIEMBS_STRONG_INLINE void store_pair(double* to, double lo, double hi) {
+#ifdef __SSE2__
+  _mm_store_pd(to, _mm_set_pd(hi, lo));
+#else
+  to[0] = lo;
+  to[1] = hi;
+#endif
+}
+
+// A twist or wrench coefficient x for the rotation about z: its angular and linear (x, y)
+// pairs, plain (x0, x1, x3, x4) and turned by a quarter (x1, -x0, x4, -x3), so that pair by
+// pair R_z^T x = c plain + s turned and R_z x = c plain - s turned.
+struct PlaneLanes {
+  Lanes plain, turned;
+  LIEMBS_STRONG_INLINE void set(const Vec6& x) {
+    store_pair(plain.data(), x(0), x(1));
+    store_pair(plain.data() + 2, x(3), x(4));
+    store_pair(turned.data(), x(1), -x(0));
+    store_pair(turned.data() + 2, x(4), -x(3));
+  }
+};
+
+// A 3-vector a as (a_y, a_z, a_x, 0) and (a_z, a_x, a_y, 0): a x b = a.yzx b.zxy - a.zxy b.yzx
+// lane by lane.
+struct CrossLanes {
+  Lanes yzx, zxy;
+  LIEMBS_STRONG_INLINE void set(const Vec3& a) {
+    store_pair(yzx.data(), a(1), a(2));
+    store_pair(yzx.data() + 2, a(0), 0.0);
+    store_pair(zxy.data(), a(2), a(0));
+    store_pair(zxy.data() + 2, a(1), 0.0);
+  }
+};
+
+// out = the rotated pairs (x0, x1, x3, x4) with x's own z components.
+LIEMBS_STRONG_INLINE void set_from_pairs(Vec6& out, const double* pairs, double z_angular, double z_linear) {
+  store_pair(out.data(), pairs[0], pairs[1]);
+  store_pair(out.data() + 2, z_angular, pairs[2]);
+  store_pair(out.data() + 4, pairs[3], z_linear);
+}
+
+// Coefficients first..K of x rotated about z by the angle whose cos and sin series are
+// given, (R x)_k = sum_{j<=k} R_j x_(k-j), sign as rotated_coefficient.
+LIEMBS_STRONG_INLINE void packed_rotation_baseline(const double* cos_q, const double* sin_q, double sign,
+                                                   const PlaneLanes* lanes, const Vec6* x, int first, int K, Vec6* out) {
+  for (int k = first; k <= K; ++k) {
+    Lanes by_cos = cos_q[0] * lanes[k].plain, by_sin = sin_q[0] * lanes[k].turned;
+    for (int j = 1; j <= k; ++j) {
+      by_cos += cos_q[j] * lanes[k - j].plain;
+      by_sin += sin_q[j] * lanes[k - j].turned;
+    }
+    const Lanes pairs = by_cos + sign * by_sin;
+    set_from_pairs(out[k], pairs.data(), x[k](2), x[k](5));
+  }
+}
+
+// F_k = sum_{j<=k} w_j x p_(k-j) and G_k = sum_{j<=k} w_j x J_(k-j), k = first..last.
+LIEMBS_STRONG_INLINE void packed_cross_sums_baseline(const CrossLanes* w, const CrossLanes* p, const CrossLanes* J,
+                                                     int first, int last, Vec3* F, Vec3* G) {
+  for (int k = first; k <= last; ++k) {
+    Lanes f_plus = w[0].yzx * p[k].zxy, f_minus = w[0].zxy * p[k].yzx;
+    Lanes g_plus = w[0].yzx * J[k].zxy, g_minus = w[0].zxy * J[k].yzx;
+    for (int j = 1; j <= k; ++j) {
+      f_plus += w[j].yzx * p[k - j].zxy;
+      f_minus += w[j].zxy * p[k - j].yzx;
+      g_plus += w[j].yzx * J[k - j].zxy;
+      g_minus += w[j].zxy * J[k - j].yzx;
+    }
+    const Lanes f = f_plus - f_minus, g = g_plus - g_minus;
+    F[k] = Vec3(f(0), f(1), f(2));
+    G[k] = Vec3(g(0), g(1), g(2));
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LIEMBS_HIGHER_ORDER_WIDE_KERNELS 1
+// The same two sums with AVX2 and FMA: a term of the rotation is two fused multiply-adds, a
+// term of the cross sums four.
+__attribute__((target("avx2,fma"))) inline __m256d load_lanes(const Lanes& lanes) {  // as written, in halves
+  return _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(lanes.data())), _mm_load_pd(lanes.data() + 2), 1);
+}
+__attribute__((target("avx2,fma"))) inline void packed_rotation_avx2(const double* cos_q, const double* sin_q, double sign,
+                                                                    const PlaneLanes* lanes, const Vec6* x, int first, int K,
+                                                                    Vec6* out) {
+  for (int k = first; k <= K; ++k) {
+    __m256d by_cos = _mm256_mul_pd(_mm256_set1_pd(cos_q[0]), load_lanes(lanes[k].plain));
+    __m256d by_sin = _mm256_mul_pd(_mm256_set1_pd(sin_q[0]), load_lanes(lanes[k].turned));
+    for (int j = 1; j <= k; ++j) {
+      by_cos = _mm256_fmadd_pd(_mm256_set1_pd(cos_q[j]), load_lanes(lanes[k - j].plain), by_cos);
+      by_sin = _mm256_fmadd_pd(_mm256_set1_pd(sin_q[j]), load_lanes(lanes[k - j].turned), by_sin);
+    }
+    alignas(32) double pairs[4];
+    _mm256_store_pd(pairs, _mm256_fmadd_pd(_mm256_set1_pd(sign), by_sin, by_cos));
+    set_from_pairs(out[k], pairs, x[k](2), x[k](5));
+  }
+}
+__attribute__((target("avx2,fma"))) inline void packed_cross_sums_avx2(const CrossLanes* w, const CrossLanes* p,
+                                                                      const CrossLanes* J, int first, int last, Vec3* F,
+                                                                      Vec3* G) {
+  for (int k = first; k <= last; ++k) {
+    __m256d f_plus = _mm256_setzero_pd(), f_minus = f_plus, g_plus = f_plus, g_minus = f_plus;
+    for (int j = 0; j <= k; ++j) {
+      const __m256d w_yzx = load_lanes(w[j].yzx), w_zxy = load_lanes(w[j].zxy);
+      f_plus = _mm256_fmadd_pd(w_yzx, load_lanes(p[k - j].zxy), f_plus);
+      f_minus = _mm256_fmadd_pd(w_zxy, load_lanes(p[k - j].yzx), f_minus);
+      g_plus = _mm256_fmadd_pd(w_yzx, load_lanes(J[k - j].zxy), g_plus);
+      g_minus = _mm256_fmadd_pd(w_zxy, load_lanes(J[k - j].yzx), g_minus);
+    }
+    alignas(32) double f[4], g[4];
+    _mm256_store_pd(f, _mm256_sub_pd(f_plus, f_minus));
+    _mm256_store_pd(g, _mm256_sub_pd(g_plus, g_minus));
+    F[k] = Vec3(f[0], f[1], f[2]);
+    G[k] = Vec3(g[0], g[1], g[2]);
+  }
+}
+inline bool processor_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+// Whether the packed sums run on AVX2 and FMA: the processor has them.
+inline bool wide_kernels() {
+#ifdef LIEMBS_HIGHER_ORDER_WIDE_KERNELS
+  static const bool available = processor_has_avx2_fma();
+  return available;
+#else
+  return false;
+#endif
+}
+
+LIEMBS_STRONG_INLINE void packed_rotation(bool wide, const double* cos_q, const double* sin_q, double sign,
+                                          const PlaneLanes* lanes, const Vec6* x, int first, int K, Vec6* out) {
+#ifdef LIEMBS_HIGHER_ORDER_WIDE_KERNELS
+  if (wide) return packed_rotation_avx2(cos_q, sin_q, sign, lanes, x, first, K, out);
+#endif
+  packed_rotation_baseline(cos_q, sin_q, sign, lanes, x, first, K, out);
+}
+LIEMBS_STRONG_INLINE void packed_cross_sums(bool wide, const CrossLanes* w, const CrossLanes* p, const CrossLanes* J,
+                                            int first, int last, Vec3* F, Vec3* G) {
+#ifdef LIEMBS_HIGHER_ORDER_WIDE_KERNELS
+  if (wide) return packed_cross_sums_avx2(w, p, J, first, last, F, G);
+#endif
+  packed_cross_sums_baseline(w, p, J, first, last, F, G);
 }
 
 // The errors of a singular articulated-body recursion (spatial and body-frame forms).
@@ -254,6 +416,11 @@ class BodyFrameDynamics {
     Jw_.assign(sequences, Vec3::Zero());
     q_.assign(sequences, 0.0);
     scratch_.assign(ui(stride_), Vec6::Zero());
+    bias_scratch_.assign(ui(stride_), Vec6::Zero());
+    plane_lanes_.assign(ui(stride_), PlaneLanes{});
+    for (auto* lanes : {&angular_lanes_, &linear_momentum_lanes_, &spin_lanes_}) lanes->assign(ui(stride_), CrossLanes{});
+    cross_F_.assign(ui(stride_), Vec3::Zero());
+    cross_G_.assign(ui(stride_), Vec3::Zero());
     gamma_.assign(ui(stride_), Vec6::Zero());
     base_twist_.assign(ui(stride_), Vec6::Zero());
     world_to_node_.assign(nodes_.loads.size() * ui(stride_), Mat3::Zero());
@@ -341,7 +508,7 @@ class BodyFrameDynamics {
         }
     if (X.angular != 0.0) {  // R_z^T, Cauchy in (c, s)
       for (int k = 0; k <= K; ++k) angle_coefficient(i, k);
-      for (int k = 0; k <= K; ++k) V(i, k) = rotated_coefficient(&cosine(i, 0), &sine(i, 0), 1.0, Y, k, 0);
+      rotated_series(i, 1.0, Y, K, &V(i, 0));
     } else {
       for (int k = 0; k <= K; ++k) V(i, k) = Y[k];
     }
@@ -353,7 +520,38 @@ class BodyFrameDynamics {
   LIEMBS_STRONG_INLINE void body_wrenches(int i, int r) {
     if (i == n_ && !nodes_.floating_base) return;
     for (int k = 0; k <= r + 1; ++k) set_momentum(i, k);
-    for (int k = 0; k <= r; ++k) W(i, k) = (k + 1) * Pi(i, k + 1) + momentum_bias(i, k);
+    for (int k = 0; k <= std::min(r, packed_from - 1); ++k) W(i, k) = (k + 1) * Pi(i, k + 1) + momentum_bias(i, k);
+    if (r < packed_from) return;
+    Vec6* bias = bias_scratch_.data();
+    packed_biases(i, r, bias);
+    for (int k = packed_from; k <= r; ++k) W(i, k) = (k + 1) * Pi(i, k + 1) + bias[k];
+  }
+  // Coefficients 0..K of x rotated about z by node i's angle (sign as rotated_coefficient):
+  // the short sums term by term, from k = packed_from on packed.
+  LIEMBS_STRONG_INLINE void rotated_series(int i, double sign, const Vec6* x, int K, Vec6* out) {
+    const double *cos_q = &cosine(i, 0), *sin_q = &sine(i, 0);
+    for (int k = 0; k <= std::min(K, packed_from - 1); ++k) out[k] = rotated_coefficient(cos_q, sin_q, sign, x, k, 0);
+    if (K < packed_from) return;
+    PlaneLanes* lanes = plane_lanes_.data();
+    for (int k = 0; k <= K; ++k) lanes[k].set(x[k]);
+    packed_rotation(wide_, cos_q, sin_q, sign, lanes, x, packed_from, K, out);
+  }
+  // momentum_bias(i, k) for k = packed_from..r into bias[k], the sums packed.
+  LIEMBS_STRONG_INLINE void packed_biases(int i, int r, Vec6* bias) {
+    const CentredInertia& body = centred_[ui(i)];
+    if (!body.centred) {
+      for (int k = packed_from; k <= r; ++k) bias[k] = momentum_bias(i, k);
+      return;
+    }
+    CrossLanes *w = angular_lanes_.data(), *p = linear_momentum_lanes_.data(), *J = spin_lanes_.data();
+    for (int k = 0; k <= r; ++k) {
+      w[k].set(V(i, k).head<3>());
+      p[k].set(Pi(i, k).tail<3>());
+      J[k].set(Jw(i, k));
+    }
+    Vec3 *F = cross_F_.data(), *G = cross_G_.data();
+    packed_cross_sums(wide_, w, p, J, packed_from, r, F, G);
+    for (int k = packed_from; k <= r; ++k) bias[k] << G[k] + body.c.cross(F[k]), F[k];
   }
   // Pi_k = M V_k, about the origin, and J_k = I_c w_k: with the centre of mass c,
   // p = m (v + w x c) and L = I_c w + c x p.
@@ -399,7 +597,7 @@ class BodyFrameDynamics {
     const AxialScrew& X = axial_[ui(i)];
     Vec6* Y = scratch_.data();
     if (X.angular != 0.0) {  // R_z, with the series of node_twists
-      for (int k = 0; k <= r; ++k) Y[k] = rotated_coefficient(&cosine(i, 0), &sine(i, 0), -1.0, &W(i, 0), k, 0);
+      rotated_series(i, -1.0, &W(i, 0), r, Y);
     } else {
       for (int k = 0; k <= r; ++k) Y[k] = W(i, k);
     }
@@ -581,6 +779,15 @@ class BodyFrameDynamics {
   std::vector<double> q_, cos_, sin_, angle_;
   // Per order: scratch, the falling frame's gamma and the base's real body twist.
   std::vector<Vec6> scratch_, gamma_, base_twist_;
+  // H-GRNE's packed sums (from coefficient packed_from on; a shorter sum is cheaper term by
+  // term than its lanes): per order, the lanes of a rotated series and of w_k, p_k, J_k, and
+  // the sums; AVX2 and FMA kernels if the processor has them.
+  static constexpr int packed_from = 2;
+  std::vector<PlaneLanes> plane_lanes_;
+  std::vector<CrossLanes> angular_lanes_, linear_momentum_lanes_, spin_lanes_;
+  std::vector<Vec3> cross_F_, cross_G_;
+  std::vector<Vec6> bias_scratch_;
+  bool wide_ = wide_kernels();
   std::vector<double> factorial_, inverse_factorial_;
   std::vector<Mat3> world_rotation_, world_to_node_;  // per node; per load and order (rho)
   // Hybrid dynamics: per node (the root last) M^A, c (twist_bias_), a (rate_), U, the bias
