@@ -6,13 +6,17 @@
 // depth), no finite differences, no automatic differentiation; per-node data in
 // preallocated arrays; the only virtual call is the TreeDerivatives entry point.
 //
-// The derivative algebra runs in the world frame (spatial twists about the world origin,
-// 000 section 4.2) whatever the representation: there a joint screw S_k moves with an
-// ancestor joint j by the bracket dS_k/dq_j = [S_j, S_k] (000 eqs. 16, 21), a subtree moved
-// by joint j carries its twists, wrenches and inertias along by ad (the "carried" part
-// below), and composites add without transforms. The representation's recursion
+// The derivative algebra runs in one inertial frame (spatial twists about its origin, 000
+// section 4.2) whatever the representation: there a joint screw S_k moves with an ancestor
+// joint j by the bracket dS_k/dq_j = [S_j, S_k] (000 eqs. 16, 21), a subtree moved by joint
+// j carries its twists, wrenches and inertias along by ad (the "carried" part below), and
+// composites add without transforms. The representation's recursion
 // (RecursiveDynamics<Policy>) gives the joint poses; results and cost are the same in the
-// four built-in representations.
+// four built-in representations. That frame ("world" below) is the world for a fixed base
+// and, for a floating base, the world frame that coincides with the base frame at this
+// instant: every formula is covariant (brackets commute with Ad, pairings are invariant),
+// and there the base's screws Ad_C0 are the unit vectors, so its rows and columns need no
+// transforms. Gravity is then (0, R_0^T a_g) and world-frame loads are turned by R_0^T.
 //
 // Algorithm (world frame, p the parent node, a_g = (0; -g) the root acceleration, 000 R3):
 //   forward   V_i = V_p + S_i q'_i,   Psi_i = [V_i, S_i] (= S_i', 000 eq. 17)
@@ -29,8 +33,8 @@
 // A_l, V_l, f_l (l in the subtree) follow by ad except Phi_j + [Psi_j, V_l] and Psi_j,
 // which enter f_l through M_l and its velocity coupling B_l; the carried parts of S_i and
 // F_i cancel in S_i . F_i.
-// Floating base: six columns along C_0 exp(xi) with S_0 = Ad_{C_0} (its columns) and u_0 the
-// body twist. Under C_0 exp(xi) the whole tree, its velocities and u_0' are carried, and
+// Floating base: six columns along C_0 exp(xi) with S_0 = Ad_{C_0} (its columns, the unit
+// vectors in the base frame) and u_0 the body twist. Under C_0 exp(xi) the whole tree, its velocities and u_0' are carried, and
 // only gravity (and world-frame loads) stay: Phi_0 = [a_g, S_0], Psi_0 = 0; the base
 // twist enters every A_l through the joints' Psi: Theta_0 = [V_0, S_0] in place of 2 Psi.
 //
@@ -81,12 +85,22 @@ struct AngularOperator {
 // and V = (w, v), with W = w~, U = v~ and the momentum (L, p) = M V. Its blocks are
 // [[I W - W I + H U + U H + L~, [H, W] - m U + p~], [2 p~ - ..., 0]]; with p = m v - h x w
 // the upper right block vanishes and the lower left is 2 p~ (so B reads only w).
+// In entries: I W + (I W)^T = I W - W I is symmetric with (I W)_ij = (I_i x w)_j (I_i the
+// rows of I), H U + (H U)^T = v h^T + h v^T - 2 (h.v) 1, and L~ is skew.
 LIEMBS_STRONG_INLINE AngularOperator velocity_coupling(const RigidInertia& M, const Vec6& V, const Vec6& momentum) {
-  const Mat3 W = so3::hat(V.head<3>());
-  const Mat3 IW = M.I * W;
-  const Mat3 HU = twist_transforms::hat_times(M.h, so3::hat(V.tail<3>()));
+  const double v0 = V(3), v1 = V(4), v2 = V(5);
+  const double h0 = M.h(0), h1 = M.h(1), h2 = M.h(2), L0 = momentum(0), L1 = momentum(1), L2 = momentum(2);
+  const Mat3& I = M.I;
+  const auto iw = [&](int i, int j) {  // (I W)_ij = (I_i x w)_j
+    const int a = (j + 1) % 3, b = (j + 2) % 3;
+    return I(i, a) * V(b) - I(i, b) * V(a);
+  };
+  const double hv = h0 * v0 + h1 * v1 + h2 * v2;
+  const double s00 = 2.0 * (iw(0, 0) + h0 * v0 - hv), s11 = 2.0 * (iw(1, 1) + h1 * v1 - hv), s22 = 2.0 * (iw(2, 2) + h2 * v2 - hv);
+  const double s01 = iw(0, 1) + iw(1, 0) + h0 * v1 + h1 * v0, s02 = iw(0, 2) + iw(2, 0) + h0 * v2 + h2 * v0,
+               s12 = iw(1, 2) + iw(2, 1) + h1 * v2 + h2 * v1;
   AngularOperator B;
-  B.Q = IW + IW.transpose() + HU + HU.transpose() + so3::hat(momentum.head<3>());
+  B.Q << s00, s01 - L2, s02 + L1, s01 + L2, s11, s12 - L0, s02 - L1, s12 + L0, s22;
   B.c = 2.0 * momentum.tail<3>();
   return B;
 }
@@ -149,8 +163,6 @@ class RecursiveDerivatives final : public TreeDerivatives {
     acceleration_increment_.resize(n);
     force_increment_.resize(n);
     world_loads_ = kernels_.world_loads_;
-    gravity_acceleration_.setZero();
-    gravity_acceleration_.tail<3>() = -nodes_.gravity;
   }
 
   std::string_view representation() const override { return Policy::name; }
@@ -206,11 +218,12 @@ class RecursiveDerivatives final : public TreeDerivatives {
       const int node = nodes_.body_node[b];
       if (node < 0 && !nodes_.floating_base) continue;  // welded to the world: no force anywhere
       const auto k = static_cast<std::size_t>(node);
-      const Pose body_pose = se3::compose(node >= 0 ? kernels_.pose_[k] : state.base, nodes_.body_offset[b]);
+      const Pose body_pose = se3::compose(node >= 0 ? kernels_.pose_[k] : Pose{}, nodes_.body_offset[b]);
       const Mat6 to_body = se3::Ad_inverse(body_pose);
       const Vec6 twist = to_body * (node >= 0 ? V_[k] : root_twist_);
       const Vec6 rate = to_body * (node >= 0 ? A_[k] : root_acceleration_);
-      // The body's world wrench per parameter, Ad^-T Y_b, paired with every joint screw above it.
+      // The body's world wrench per parameter, Ad^-T Y_b, paired with every joint screw above it
+      // (and the base's, the unit vectors).
       const Eigen::Matrix<double, 6, kInertialParameters> world =
           to_body.transpose() * derivative_kernels::body_regressor(twist, rate);
       const Eigen::Index column = static_cast<Eigen::Index>(b) * kInertialParameters;
@@ -219,7 +232,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
         for (const int j : ancestors(k))
           regressor.block<1, kInertialParameters>(offset + j, column) = S_[static_cast<std::size_t>(j)].transpose() * world;
       }
-      if (nodes_.floating_base) regressor.block<6, kInertialParameters>(0, column) = base_adjoint_.transpose() * world;
+      if (nodes_.floating_base) regressor.block<6, kInertialParameters>(0, column) = world;
     }
   }
 
@@ -234,18 +247,18 @@ class RecursiveDerivatives final : public TreeDerivatives {
   // Poses, screws, twists, accelerations (u' given, else 0) and, with `dynamics`, the node
   // inertias, Newton-Euler wrenches and velocity couplings, root first.
   void forward_pass(const TreeState& state, const Eigen::VectorXd* acceleration, bool dynamics) {
-    kernels_.base_pose_ = nodes_.floating_base ? state.base : Pose{};
+    kernels_.base_pose_ = Pose{};  // the frame of the algebra: the base's (see the top of this file)
     const int n = nodes_.dof();
     const int offset = base_offset();
+    world_rotation_ = nodes_.floating_base ? Mat3(state.base.R.transpose()) : Mat3::Identity();
+    gravity_ = -(world_rotation_ * nodes_.gravity);
     root_twist_.setZero();
-    root_acceleration_ = gravity_acceleration_;
+    root_acceleration_ << 0.0, 0.0, 0.0, gravity_;
     if (nodes_.floating_base) {
-      base_adjoint_ = se3::Ad(state.base);
-      base_twist_ = state.base_twist;
-      root_twist_ = base_adjoint_ * base_twist_;
-      if (acceleration) root_acceleration_ += base_adjoint_ * acceleration->head<6>();  // (Ad_C V^b)' = Ad_C V^b'
+      root_twist_ = state.base_twist;
+      if (acceleration) root_acceleration_ += acceleration->head<6>();
       if (dynamics) {
-        root_inertia_ = twist_transforms::Adjoint::congruence(state.base, kernels_.base_rigid_);
+        root_inertia_ = kernels_.base_rigid_;
         const Vec6 momentum = root_inertia_ * root_twist_;
         root_force_ = root_inertia_ * root_acceleration_ + representations::momentum_rate_bias(root_twist_, momentum);
         root_composite_ = root_inertia_;
@@ -274,19 +287,19 @@ class RecursiveDerivatives final : public TreeDerivatives {
       coupling_[k] = derivative_kernels::velocity_coupling(inertia_[k], V_[k], momentum);
       if (world_loads_) loads_[k] = AngularOperator{};
     }
-    if (dynamics) subtract_loads(state);
+    if (dynamics) subtract_loads();
   }
 
   // The model's constant loads leave the node wrenches (000 rule R2); world-frame loads also
   // give their L (see the top of this file).
-  void subtract_loads(const TreeState& state) {
+  void subtract_loads() {
     for (const auto& load : nodes_.loads) {
       const bool root = load.node < 0;
-      const Pose& frame = root ? state.base : kernels_.pose_[static_cast<std::size_t>(load.node)];
+      const Pose& frame = root ? kernels_.base_pose_ : kernels_.pose_[static_cast<std::size_t>(load.node)];
       Vec6& target = root ? root_force_ : F_[static_cast<std::size_t>(load.node)];
       if (load.world_frame) {
         const Vec3 point = frame.R * load.point + frame.r;
-        const Vec3 moment = load.wrench.head<3>(), force = load.wrench.tail<3>();
+        const Vec3 moment = world_rotation_ * load.wrench.head<3>(), force = world_rotation_ * load.wrench.tail<3>();
         target.head<3>() -= moment + point.cross(force);
         target.tail<3>() -= force;
         (root ? root_loads_ : loads_[static_cast<std::size_t>(load.node)]) +=
@@ -317,12 +330,12 @@ class RecursiveDerivatives final : public TreeDerivatives {
     }
   }
 
-  // tau_i = S_i . F_i; the base's body-frame wrench Ad_C^T F_0.
+  // tau_i = S_i . F_i; the base's body-frame wrench F_0.
   void generalized_forces(Eigen::VectorXd& force) const {
     force.resize(nodes_.velocity_dimension());
     const int offset = base_offset();
     for (int i = 0; i < nodes_.dof(); ++i) force(offset + i) = S_[static_cast<std::size_t>(i)].dot(F_[static_cast<std::size_t>(i)]);
-    if (nodes_.floating_base) force.head<6>() = to_base(root_force_);
+    if (nodes_.floating_base) force.head<6>() = root_force_;
   }
 
   // M and dtau/du (they do not depend on u'), and the per-node products I^c S, B^c^T S, H
@@ -337,17 +350,14 @@ class RecursiveDerivatives final : public TreeDerivatives {
     else mass.resize(nv, nv);
     const bool floating = nodes_.floating_base;
     if (floating) {
-      // With S_0 = Ad_C and Theta_0 = [V_0, S_0] = ad_{V_0} Ad_C = Ad_C ad_{u_0} (u_0 the base's
-      // body twist): M_00 = Ad_C^T I^c_0 Ad_C, the root composite in base coordinates, and
-      // dtau_0/du_0 = Ad_C^T (I^c_0 Theta_0 - B^c_0 S_0) = M_00 ad_{u_0} - Ad_C^T B^c_0 Ad_C.
-      base_inertia_ = twist_transforms::Adjoint::congruence(se3::inverse(kernels_.base_pose_), root_composite_);
-      const Mat6 base_mass = base_inertia_.matrix();
+      // With S_0 = 1 (the base frame) and Theta_0 = [V_0, S_0] = ad_{u_0} (u_0 the base's body
+      // twist): M_00 = I^c_0, and dtau_0/du_0 = I^c_0 Theta_0 - B^c_0 S_0 = M_00 ad_{u_0} - B^c_0.
+      const Mat6 base_mass = root_composite_.matrix();
       mass.template topLeftCorner<6, 6>() = base_mass;
       Mat6 block;
-      block.noalias() = base_mass * se3::ad(base_twist_);
-      const AngularOperator coupling = in_base(root_coupling_);
-      block.topLeftCorner<3, 3>() -= coupling.Q;
-      block.bottomLeftCorner<3, 3>() -= so3::hat(coupling.c);
+      block.noalias() = base_mass * se3::ad(root_twist_);
+      block.topLeftCorner<3, 3>() -= root_coupling_.Q;
+      block.bottomLeftCorner<3, 3>() -= so3::hat(root_coupling_.c);
       by_u.template topLeftCorner<6, 6>() = block;
     }
     for (int i = 0; i < n; ++i) {
@@ -369,14 +379,13 @@ class RecursiveDerivatives final : public TreeDerivatives {
         by_u(offset + j, row) = S_[c].dot(H_[k]);
       }
       if (floating) {
-        const Vec6 base_row = to_base(a);  // (a^T Ad_C)^T
-        mass.block<1, 6>(row, 0) = base_row.transpose();
-        mass.block<6, 1>(0, row) = base_row;
-        // a^T ad_{V_0} Ad_C - (b, 0)^T Ad_C = (Ad_C^T (ad_{V_0}^T a - (b, 0)))^T
+        mass.block<1, 6>(row, 0) = a.transpose();
+        mass.block<6, 1>(0, row) = a;
+        // a^T ad_{V_0} - (b, 0)^T = (ad_{V_0}^T a - (b, 0))^T
         Vec6 coupled = -representations::momentum_rate_bias(root_twist_, a);
         coupled.head<3>() -= b;
-        by_u.template block<1, 6>(row, 0) = to_base(coupled).transpose();
-        by_u.template block<6, 1>(0, row) = to_base(H_[k]);
+        by_u.template block<1, 6>(row, 0) = coupled.transpose();
+        by_u.template block<6, 1>(0, row) = H_[k];
       }
     }
   }
@@ -388,15 +397,14 @@ class RecursiveDerivatives final : public TreeDerivatives {
     by_q.setZero();
     const bool floating = nodes_.floating_base;
     if (floating) {
-      // Phi_0 = [a_g, S_0] = Ad_C ad_{g_0} with g_0 = Ad_C^-1 a_g = (0, R^T a_g) (gravity is purely
-      // linear): dtau_0/dxi = M_00 ad_{g_0} - Ad_C^T L^c_0 Ad_C, whose right half is zero; with
+      // Phi_0 = [a_g, S_0] = ad_{a_g} with a_g = (0, g) in the base frame (gravity is purely
+      // linear): dtau_0/dxi = M_00 ad_{a_g} - L^c_0, whose right half is zero; with
       // M_00 = [[I, h~], [-h~, m]] its left half is (h~ g~, m g~) less the loads' operator.
-      const Mat3 gravity = so3::hat(base_pose_rotation_transpose() * gravity_acceleration_.tail<3>());
-      Mat3 top = twist_transforms::hat_times(base_inertia_.h, gravity), bottom = base_inertia_.m * gravity;
+      const Mat3 gravity = so3::hat(gravity_);
+      Mat3 top = twist_transforms::hat_times(root_composite_.h, gravity), bottom = root_composite_.m * gravity;
       if (world_loads_) {
-        const AngularOperator loads = in_base(root_loads_);
-        top -= loads.Q;
-        bottom -= so3::hat(loads.c);
+        top -= root_loads_.Q;
+        bottom -= so3::hat(root_loads_.c);
       }
       by_q.template block<3, 3>(0, 0) = top;
       by_q.template block<3, 3>(3, 0) = bottom;
@@ -420,37 +428,15 @@ class RecursiveDerivatives final : public TreeDerivatives {
         by_q(offset + j, row) = S_[c].dot(G);
       }
       if (floating) {
-        // a^T ad_{a_g} Ad_C: ad_{a_g}^T a = (a_v x a_g,v, 0) for the purely linear a_g; Ad_C^T
-        // of a pure moment m is (R^T m, 0) (as is the world loads' term, L^T S, 0).
-        Vec3 moment = a.tail<3>().cross(gravity_acceleration_.tail<3>());
+        // a^T ad_{a_g}: ad_{a_g}^T a = (a_v x g, 0) for the purely linear a_g (as is the world
+        // loads' term, (L^T S, 0)).
+        Vec3 moment = a.tail<3>().cross(gravity_);
         if (world_loads_) moment -= LS_[k];
-        by_q.template block<1, 3>(row, 0) = (base_pose_rotation_transpose() * moment).transpose();
+        by_q.template block<1, 3>(row, 0) = moment.transpose();
         by_q.template block<1, 3>(row, 3).setZero();
-        by_q.template block<6, 1>(0, row) = to_base(G);
+        by_q.template block<6, 1>(0, row) = G;
       }
     }
-  }
-
-  // Ad_C^T W = (R^T (m - r x f), R^T f): a world wrench (or a row paired with the base's
-  // screws Ad_C) in base coordinates, without the 6x6 product.
-  LIEMBS_STRONG_INLINE Vec6 to_base(const Vec6& W) const {
-    const Mat3 Rt = base_pose_rotation_transpose();
-    const Vec3 force = W.tail<3>();
-    Vec6 out;
-    out << Rt * (W.head<3>() - kernels_.base_pose_.r.cross(force)), Rt * force;
-    return out;
-  }
-  Mat3 base_pose_rotation_transpose() const { return kernels_.base_pose_.R.transpose(); }
-
-  // Ad_C^T B Ad_C of an operator that reads only angular velocities, in base coordinates: Ad_C
-  // (w, v) has the angular part R w, and Ad_C^T (t, f) = (R^T (t - r x f), R^T f), so it is the
-  // operator (R^T (Q - r~ c~) R, R^T c).
-  AngularOperator in_base(const AngularOperator& B) const {
-    const Mat3 Rt = base_pose_rotation_transpose();
-    AngularOperator out;
-    out.Q.noalias() = Rt * (B.Q - twist_transforms::hat_times(kernels_.base_pose_.r, so3::hat(B.c))) * Rt.transpose();
-    out.c.noalias() = Rt * B.c;
-    return out;
   }
 
   // dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
@@ -466,7 +452,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
     const int n = nodes_.dof(), offset = base_offset();
     Vec6 root_increment = Vec6::Zero();
     if (nodes_.floating_base) {
-      root_increment = base_adjoint_ * acceleration.head<6>();
+      root_increment = acceleration.head<6>();
       root_acceleration_ += root_increment;
       root_force_ += root_inertia_ * root_increment;
     }
@@ -490,17 +476,17 @@ class RecursiveDerivatives final : public TreeDerivatives {
   RecursiveDynamics<Policy> kernels_;  // the representation's joint poses, tree data and ancestor lists
   const KinematicTree& nodes_;         // the aligned tree the kernels work in
   bool world_loads_ = false;
-  Vec6 gravity_acceleration_;
+  Mat3 world_rotation_ = Mat3::Identity();  // world to the frame of the algebra: R_0^T for a floating base
+  Vec3 gravity_ = Vec3::Zero();             // the linear part of a_g in that frame
   Pose relative_;
   // Per node, world frame.
   std::vector<Vec6> S_, V_, Psi_, A_, Phi_, F_, IS_, H_, acceleration_increment_, force_increment_;
   std::vector<Vec3> BS_, LS_;
   std::vector<RigidInertia> inertia_, composite_;
   std::vector<AngularOperator> coupling_, loads_;
-  // The floating base (root).
-  Mat6 base_adjoint_ = Mat6::Identity();
-  Vec6 base_twist_ = Vec6::Zero(), root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_force_ = Vec6::Zero();
-  RigidInertia root_inertia_, root_composite_, base_inertia_;  // base_inertia_: the root composite in base coordinates
+  // The floating base (root), in its own frame.
+  Vec6 root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_force_ = Vec6::Zero();
+  RigidInertia root_inertia_, root_composite_;
   AngularOperator root_coupling_, root_loads_;
   // Forward dynamics.
   Eigen::VectorXd bias_;

@@ -6,7 +6,7 @@
 // differentiation. It reuses the world-frame sweep of derivative_algorithms.hpp (poses from
 // the representation's kernels, so one shared recursion for the four representations, as
 // for dtau/dq) and reads like its algorithm box; the notation is the same (S, V, Psi, A,
-// F, I^c, B^c, L^c world-frame, p the parent node, root values V_0, a_g + Ad_C0 u_0').
+// F, I^c, B^c, L^c in the sweep's frame, p the parent node, root values V_0, a_g + Ad_C0 u_0').
 //
 // 000 section 6.2: with B_i(pi) = B_i exp(U pi), C_i = C_p B_i exp(U pi) exp(X_i q_i), a
 // geometric parameter is a "virtual joint" of zero rate placed before joint i: it moves the
@@ -17,7 +17,8 @@
 //        Psi_T = [V_p, T],  Phi_T = [A_p, T] + [V_p, Psi_T]                       (000 eqs. 17, 18)
 //        G_T = -ad_T^T F_i + I^c_i Phi_T - B^c_i Psi_T - L^c_i T
 //   (R2) dtau_r/dxi = S_r . (I^c_r Phi_T - B^c_r Psi_T - L^c_r T)  for r in the subtree of i (i included),
-//        dtau_r/dxi = S_r . G_T  for r above i,   d(base wrench)/dxi = Ad_C0^T G_T.
+//        dtau_r/dxi = S_r . G_T  for r above i,   d(base wrench)/dxi = Ad_C0^T G_T (= G_T in
+//        the sweep's frame, which is the base's for a floating base).
 // The screw X_i enters twice. Its exponential moves the node pose, C_i = G_i exp(X_i q_i):
 // d exp(Z) = (dexp_Z dZ)^ exp(Z) with dexp_Z = sum ad_Z^k/(k+1)! (se3::dexp_right), so this
 // part is the virtual joint of (R1) along U = q_i dexp_{X_i q_i} dX:
@@ -30,7 +31,7 @@
 // derivative_algorithms.hpp), with a = E q''_i + [V_p + V_i, E] q'_i:
 //   (R4) dtau_r/dX (screw part) = S_r . (I^c_r a - B^c_r e)  for r in the subtree of i,
 //        plus F_i . E for r = i (tau_i = S_i . F_i),
-//        S_r . H_i for r above i and Ad_C0^T H_i for the base, H_i = I^c_i a - B^c_i e.
+//        S_r . H_i for r above i and Ad_C0^T H_i (= H_i) for the base, H_i = I^c_i a - B^c_i e.
 // Frames: xi and X are in the child body frame (the node frame of compile_tree); the
 // kernels' node frames are aligned to the screws (align_node_frames, node frame K_i), so
 // G_i = C'_p K_p^-1 B_i and C_i = C'_i K_i^-1 with C' the kernels' poses.
@@ -95,8 +96,8 @@ class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
         out.force_by_screw.block<1, 6>(offset + j, 6 * i) = S.transpose() * H_[k];
       }
       if (floating) {
-        by_node_.block<6, 6>(0, 6 * i) = d.base_adjoint_.transpose() * G_[k];
-        out.force_by_screw.block<6, 6>(0, 6 * i) = d.base_adjoint_.transpose() * H_[k];
+        by_node_.block<6, 6>(0, 6 * i) = G_[k];  // (the sweep's frame is the base's: S_0 = 1)
+        out.force_by_screw.block<6, 6>(0, 6 * i) = H_[k];
       }
     }
     // (R3), and the reference columns of each joint's first node.
