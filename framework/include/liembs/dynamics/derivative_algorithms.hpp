@@ -159,7 +159,6 @@ class RecursiveDerivatives final : public TreeDerivatives {
     IS_.resize(n);
     BS_.resize(n);
     LS_.resize(n);
-    H_.resize(n);
     acceleration_increment_.resize(n);
     force_increment_.resize(n);
     world_loads_ = kernels_.world_loads_;
@@ -174,11 +173,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
     forward_pass(state, &acceleration, true);
     backward_pass();
     generalized_forces(out.force);
-    const int nv = nodes_.velocity_dimension();
-    out.force_by_u.resize(nv, nv);
-    out.force_by_q.resize(nv, nv);
-    velocity_columns(out.force_by_u, out.mass);
-    configuration_columns(out.force_by_q);
+    all_columns(out);
   }
 
   void forward_dynamics_derivatives(const TreeState& state, const Eigen::VectorXd& force,
@@ -338,105 +333,175 @@ class RecursiveDerivatives final : public TreeDerivatives {
     if (nodes_.floating_base) force.head<6>() = root_force_;
   }
 
-  // M and dtau/du (they do not depend on u'), and the per-node products I^c S, B^c^T S, H
-  // that configuration_columns reuses.
-  // (by_u: a matrix or block of size nv x nv. Without `zero_mass`, the entries of M between
-  // unrelated velocities, which are zero, are left as they were.)
+  // The column sweeps. Node k's row is paired with its own and its ancestors' columns and
+  // its column with its ancestors' rows (and the base's); a, b, H, G below are node k's
+  // factors I^c S, B^c^T S, 2 I^c Psi - B^c S and G (see the top of this file).
+  struct VelocityFactors {
+    Vec6 a, H;
+    Vec3 b;
+  };
+
+  // M, dtau/du and dtau/dq at the current accelerations in one sweep over the nodes and their
+  // ancestors (inverse dynamics: each node's and ancestor's data read once).
+  void all_columns(InverseDynamicsDerivatives& out) {
+    const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
+    out.force_by_u.setZero(nv, nv);
+    out.force_by_q.setZero(nv, nv);
+    out.mass.setZero(nv, nv);
+    velocity_base_block(out.force_by_u, out.mass);
+    configuration_base_block(out.force_by_q);
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const VelocityFactors f = velocity_factors(k);
+      const Vec6 G = configuration_factor(k);
+      const int row = offset + i;
+      velocity_entries(row, k, f, out.force_by_u, out.mass);
+      configuration_entries(row, k, f.a, f.b, G, out.force_by_q);
+      for (const int j : ancestors(k)) {
+        const auto c = static_cast<std::size_t>(j);
+        velocity_pair(row, offset + j, c, f, out.force_by_u, out.mass);
+        configuration_pair(row, offset + j, k, c, f.a, f.b, G, out.force_by_q);
+      }
+    }
+  }
+
+  // M and dtau/du alone (forward dynamics: they do not depend on u'), keeping I^c S and B^c^T S
+  // for configuration_columns. (by_u: a matrix or block of size nv x nv. Without `zero_mass`,
+  // the entries of M between unrelated velocities, which are zero, are left as they were.)
   template <class Matrix>
   void velocity_columns(Matrix& by_u, Eigen::MatrixXd& mass, bool zero_mass = true) {
     const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
     by_u.setZero();
     if (zero_mass) mass.setZero(nv, nv);
     else mass.resize(nv, nv);
-    const bool floating = nodes_.floating_base;
-    if (floating) {
-      // With S_0 = 1 (the base frame) and Theta_0 = [V_0, S_0] = ad_{u_0} (u_0 the base's body
-      // twist): M_00 = I^c_0, and dtau_0/du_0 = I^c_0 Theta_0 - B^c_0 S_0 = M_00 ad_{u_0} - B^c_0.
-      const Mat6 base_mass = root_composite_.matrix();
-      mass.template topLeftCorner<6, 6>() = base_mass;
-      Mat6 block;
-      block.noalias() = base_mass * se3::ad(root_twist_);
-      block.topLeftCorner<3, 3>() -= root_coupling_.Q;
-      block.bottomLeftCorner<3, 3>() -= so3::hat(root_coupling_.c);
-      by_u.template topLeftCorner<6, 6>() = block;
-    }
+    velocity_base_block(by_u, mass);
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      const Vec6& S = S_[k];
-      IS_[k] = composite_[k] * S;
-      BS_[k] = coupling_[k].transpose_times(S);
-      H_[k] = 2.0 * (composite_[k] * Psi_[k]) - coupling_[k] * S;
-      const Vec6& a = IS_[k];
-      const Vec3& b = BS_[k];
+      const VelocityFactors f = velocity_factors(k);
+      IS_[k] = f.a;
+      BS_[k] = f.b;
       const int row = offset + i;
-      // Row i against its own and its ancestors' columns, column i against the ancestors' rows.
-      mass(row, row) = a.dot(S);
-      by_u(row, row) = 2.0 * a.dot(Psi_[k]) - b.dot(S.head<3>());
-      for (const int j : ancestors(k)) {
-        const auto c = static_cast<std::size_t>(j);
-        mass(row, offset + j) = mass(offset + j, row) = a.dot(S_[c]);
-        by_u(row, offset + j) = 2.0 * a.dot(Psi_[c]) - b.dot(S_[c].head<3>());
-        by_u(offset + j, row) = S_[c].dot(H_[k]);
-      }
-      if (floating) {
-        mass.block<1, 6>(row, 0) = a.transpose();
-        mass.block<6, 1>(0, row) = a;
-        // a^T ad_{V_0} - (b, 0)^T = (ad_{V_0}^T a - (b, 0))^T
-        Vec6 coupled = -representations::momentum_rate_bias(root_twist_, a);
-        coupled.head<3>() -= b;
-        by_u.template block<1, 6>(row, 0) = coupled.transpose();
-        by_u.template block<6, 1>(0, row) = H_[k];
-      }
+      velocity_entries(row, k, f, by_u, mass);
+      for (const int j : ancestors(k)) velocity_pair(row, offset + j, static_cast<std::size_t>(j), f, by_u, mass);
     }
   }
 
-  // dtau/dq at the current accelerations (velocity_columns ran first); by_q nv x nv.
+  // dtau/dq alone at the current accelerations (velocity_columns ran first); by_q nv x nv.
   template <class Matrix>
   void configuration_columns(Matrix& by_q) {
     const int n = nodes_.dof(), offset = base_offset();
     by_q.setZero();
-    const bool floating = nodes_.floating_base;
-    if (floating) {
-      // Phi_0 = [a_g, S_0] = ad_{a_g} with a_g = (0, g) in the base frame (gravity is purely
-      // linear): dtau_0/dxi = M_00 ad_{a_g} - L^c_0, whose right half is zero; with
-      // M_00 = [[I, h~], [-h~, m]] its left half is (h~ g~, m g~) less the loads' operator.
-      const Mat3 gravity = so3::hat(gravity_);
-      Mat3 top = twist_transforms::hat_times(root_composite_.h, gravity), bottom = root_composite_.m * gravity;
-      if (world_loads_) {
-        top -= root_loads_.Q;
-        bottom -= so3::hat(root_loads_.c);
-      }
-      by_q.template block<3, 3>(0, 0) = top;
-      by_q.template block<3, 3>(3, 0) = bottom;
-    }
+    configuration_base_block(by_q);
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      Phi_[k] = se3::bracket(A_[k], S_[k]) + se3::bracket(V_[k], Psi_[k]);
-      // G_i = -ad_{S_i}^T F_i + I^c_i Phi_i - B^c_i Psi_i - L^c_i S_i
-      Vec6 G = representations::momentum_rate_bias(S_[k], F_[k]) + composite_[k] * Phi_[k] - coupling_[k] * Psi_[k];
-      if (world_loads_) {
-        G -= loads_[k] * S_[k];
-        LS_[k] = loads_[k].transpose_times(S_[k]);
-      }
+      const Vec6 G = configuration_factor(k);
       const Vec6& a = IS_[k];
       const Vec3& b = BS_[k];
       const int row = offset + i;
-      by_q(row, row) = configuration_entry(k, a, b, k);
-      for (const int j : ancestors(k)) {
-        const auto c = static_cast<std::size_t>(j);
-        by_q(row, offset + j) = configuration_entry(k, a, b, c);
-        by_q(offset + j, row) = S_[c].dot(G);
-      }
-      if (floating) {
-        // a^T ad_{a_g}: ad_{a_g}^T a = (a_v x g, 0) for the purely linear a_g (as is the world
-        // loads' term, (L^T S, 0)).
-        Vec3 moment = a.tail<3>().cross(gravity_);
-        if (world_loads_) moment -= LS_[k];
-        by_q.template block<1, 3>(row, 0) = moment.transpose();
-        by_q.template block<1, 3>(row, 3).setZero();
-        by_q.template block<6, 1>(0, row) = G;
-      }
+      configuration_entries(row, k, a, b, G, by_q);
+      for (const int j : ancestors(k)) configuration_pair(row, offset + j, k, static_cast<std::size_t>(j), a, b, G, by_q);
     }
+  }
+
+  // M_00 and dtau_0/du_0. With S_0 = 1 (the base frame) and Theta_0 = [V_0, S_0] = ad_{u_0}
+  // (u_0 the base's body twist): M_00 = I^c_0 and dtau_0/du_0 = I^c_0 Theta_0 - B^c_0 S_0 =
+  // M_00 ad_{u_0} - B^c_0.
+  template <class Matrix>
+  void velocity_base_block(Matrix& by_u, Eigen::MatrixXd& mass) const {
+    if (!nodes_.floating_base) return;
+    const Mat6 base_mass = root_composite_.matrix();
+    mass.template topLeftCorner<6, 6>() = base_mass;
+    Mat6 block;
+    block.noalias() = base_mass * se3::ad(root_twist_);
+    block.topLeftCorner<3, 3>() -= root_coupling_.Q;
+    block.bottomLeftCorner<3, 3>() -= so3::hat(root_coupling_.c);
+    by_u.template topLeftCorner<6, 6>() = block;
+  }
+
+  // dtau_0/dxi. Phi_0 = [a_g, S_0] = ad_{a_g} with a_g = (0, g) in the base frame (gravity is
+  // purely linear): dtau_0/dxi = M_00 ad_{a_g} - L^c_0, whose right half is zero; with
+  // M_00 = [[I, h~], [-h~, m]] its left half is (h~ g~, m g~) less the loads' operator.
+  template <class Matrix>
+  void configuration_base_block(Matrix& by_q) const {
+    if (!nodes_.floating_base) return;
+    const Mat3 gravity = so3::hat(gravity_);
+    Mat3 top = twist_transforms::hat_times(root_composite_.h, gravity), bottom = root_composite_.m * gravity;
+    if (world_loads_) {
+      top -= root_loads_.Q;
+      bottom -= so3::hat(root_loads_.c);
+    }
+    by_q.template block<3, 3>(0, 0) = top;
+    by_q.template block<3, 3>(3, 0) = bottom;
+  }
+
+  LIEMBS_STRONG_INLINE VelocityFactors velocity_factors(std::size_t k) const {
+    const Vec6& S = S_[k];
+    VelocityFactors f;
+    f.a = composite_[k] * S;
+    f.b = coupling_[k].transpose_times(S);
+    f.H = 2.0 * (composite_[k] * Psi_[k]) - coupling_[k] * S;
+    return f;
+  }
+
+  // G_k = -ad_{S_k}^T F_k + I^c_k Phi_k - B^c_k Psi_k - L^c_k S_k; also Phi_k and L^c_k^T S_k.
+  LIEMBS_STRONG_INLINE Vec6 configuration_factor(std::size_t k) {
+    Phi_[k] = se3::bracket(A_[k], S_[k]) + se3::bracket(V_[k], Psi_[k]);
+    Vec6 G = representations::momentum_rate_bias(S_[k], F_[k]) + composite_[k] * Phi_[k] - coupling_[k] * Psi_[k];
+    if (world_loads_) {
+      G -= loads_[k] * S_[k];
+      LS_[k] = loads_[k].transpose_times(S_[k]);
+    }
+    return G;
+  }
+
+  // Node k's diagonal entries of M and dtau/du, and its base row and column.
+  template <class Matrix>
+  LIEMBS_STRONG_INLINE void velocity_entries(int row, std::size_t k, const VelocityFactors& f, Matrix& by_u,
+                                             Eigen::MatrixXd& mass) const {
+    const Vec6& S = S_[k];
+    mass(row, row) = f.a.dot(S);
+    by_u(row, row) = 2.0 * f.a.dot(Psi_[k]) - f.b.dot(S.head<3>());
+    if (nodes_.floating_base) {
+      mass.block<1, 6>(row, 0) = f.a.transpose();
+      mass.block<6, 1>(0, row) = f.a;
+      // a^T ad_{V_0} - (b, 0)^T = (ad_{V_0}^T a - (b, 0))^T
+      Vec6 coupled = -representations::momentum_rate_bias(root_twist_, f.a);
+      coupled.head<3>() -= f.b;
+      by_u.template block<1, 6>(row, 0) = coupled.transpose();
+      by_u.template block<6, 1>(0, row) = f.H;
+    }
+  }
+
+  // Row `row` (node k) against the column of its ancestor c, and c's row against k's column.
+  template <class Matrix>
+  LIEMBS_STRONG_INLINE void velocity_pair(int row, int column, std::size_t c, const VelocityFactors& f, Matrix& by_u,
+                                          Eigen::MatrixXd& mass) const {
+    const Vec6& S = S_[c];
+    mass(row, column) = mass(column, row) = f.a.dot(S);
+    by_u(row, column) = 2.0 * f.a.dot(Psi_[c]) - f.b.dot(S.head<3>());
+    by_u(column, row) = S.dot(f.H);
+  }
+
+  template <class Matrix>
+  LIEMBS_STRONG_INLINE void configuration_entries(int row, std::size_t k, const Vec6& a, const Vec3& b, const Vec6& G,
+                                                  Matrix& by_q) const {
+    by_q(row, row) = configuration_entry(k, a, b, k);
+    if (nodes_.floating_base) {
+      // a^T ad_{a_g}: ad_{a_g}^T a = (a_v x g, 0) for the purely linear a_g (as is the world
+      // loads' term, (L^T S, 0)).
+      Vec3 moment = a.tail<3>().cross(gravity_);
+      if (world_loads_) moment -= LS_[k];
+      by_q.template block<1, 3>(row, 0) = moment.transpose();
+      by_q.template block<1, 3>(row, 3).setZero();
+      by_q.template block<6, 1>(0, row) = G;
+    }
+  }
+
+  template <class Matrix>
+  LIEMBS_STRONG_INLINE void configuration_pair(int row, int column, std::size_t k, std::size_t c, const Vec6& a,
+                                               const Vec3& b, const Vec6& G, Matrix& by_q) const {
+    by_q(row, column) = configuration_entry(k, a, b, c);
+    by_q(column, row) = S_[c].dot(G);
   }
 
   // dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
@@ -480,7 +545,7 @@ class RecursiveDerivatives final : public TreeDerivatives {
   Vec3 gravity_ = Vec3::Zero();             // the linear part of a_g in that frame
   Pose relative_;
   // Per node, world frame.
-  std::vector<Vec6> S_, V_, Psi_, A_, Phi_, F_, IS_, H_, acceleration_increment_, force_increment_;
+  std::vector<Vec6> S_, V_, Psi_, A_, Phi_, F_, IS_, acceleration_increment_, force_increment_;
   std::vector<Vec3> BS_, LS_;
   std::vector<RigidInertia> inertia_, composite_;
   std::vector<AngularOperator> coupling_, loads_;
