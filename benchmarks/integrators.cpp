@@ -8,7 +8,8 @@
 //
 // --newton-matrices compares instead the implicit integrators (generalized-alpha, ida, bdf of
 // order 2) with their Newton matrices from analytic derivatives and from finite differences
-// (newton_derivatives = "finite-differences"; "-fd" rows), on the absolute-coordinate
+// (newton_derivatives = "finite-differences"; "-fd" rows; generalized-alpha also with a new
+// matrix every step, "-every-step"), on the absolute-coordinate
 // four-bar and paper 004's four link, and on trees in relative coordinates (a chain, the
 // floating torso, the spatial four-bar's loop closure) (docs/newton-matrices.md).
 //
@@ -165,11 +166,19 @@ const IntegratorChoice generalized_alpha_ode{"generalized-alpha", Control::step_
                                              {"integrator.unconstrained_form=ode"}, "generalized-alpha-ode"};
 const IntegratorChoice generalized_alpha_dae{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
                                              {"integrator.unconstrained_form=dae"}, "generalized-alpha-dae"};
-const std::vector<double> bdf_ladder{1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5};
+// A new iteration matrix every step (its default keeps one while Newton contracts fast): what
+// the matrix itself costs, analytic against differenced.
+const std::string every_step = "integrator.reuse_iteration_matrix=false";
+const IntegratorChoice generalized_alpha_every_step{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
+                                                    {every_step}, "generalized-alpha-every-step"};
+const IntegratorChoice generalized_alpha_fd_every_step{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
+                                                       {differences, every_step}, "generalized-alpha-fd-every-step"};
+const std::vector<double> bdf_ladder{1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6};
 const IntegratorChoice bdf{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2"}, "bdf2"};
 const IntegratorChoice bdf_fd{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2", differences}, "bdf2-fd"};
 const std::vector<const IntegratorChoice*> newton_matrix_integrators = {
-    &generalized_alpha, &generalized_alpha_fd, &generalized_alpha_ode, &generalized_alpha_dae, &ida, &ida_fd, &bdf, &bdf_fd};
+    &generalized_alpha, &generalized_alpha_fd, &generalized_alpha_ode, &generalized_alpha_dae,
+    &generalized_alpha_every_step, &generalized_alpha_fd_every_step, &ida, &ida_fd, &bdf, &bdf_fd};
 std::vector<const IntegratorChoice*> integrators = all_integrators;
 
 std::string benchmark_name(const Row& row, const IntegratorChoice& integrator) {
