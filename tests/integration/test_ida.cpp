@@ -287,8 +287,10 @@ TEST_CASE("ida ggl with the pendulum's analytic Newton matrix and with differenc
     CHECK((analytic.coordinates - reference.coordinates).norm() + (analytic.velocities - reference.velocities).norm() <
           1e-6);
     // The same iteration up to the step sequences of two adaptive runs (a few per cent either
-    // way); the difference quotients' residuals are saved.
-    CHECK(a.at("newton_iterations") <= 1.1 * d.at("newton_iterations"));
+    // way, up to 11 % in a -march=native build, whose fused multiply-adds round differently
+    // near these tight tolerances); the difference quotients' residuals are saved. A wrong
+    // term in the matrix slows Newton to linear convergence, several times the iterations.
+    CHECK(a.at("newton_iterations") <= 1.2 * d.at("newton_iterations"));
     CHECK(a.at("residual_evaluations") < d.at("residual_evaluations"));
   }
 }
@@ -340,7 +342,7 @@ TEST_CASE("ida reports its statistics, cumulative over re-initialisations", "[id
 TEST_CASE("the run summary carries ida's statistics", "[ida]") {
   auto loaded = load_test_run("free-body.toml", {"integrator.name=ida"});
   const auto directory = std::filesystem::temp_directory_path() / ("liembs-test-ida-" + std::to_string(::getpid()));
-  execute_run(loaded.run, RunOutput{directory});
+  execute_run(loaded.run, RunOutput{.directory = directory});
   std::ifstream file(directory / "summary.json");
   std::stringstream text;
   text << file.rdbuf();

@@ -220,14 +220,17 @@ void check_same_motion(const RunResult& a, const RunResult& b, double pose_toler
   }
 }
 // A fixed-step run with analytic derivatives against one with differences: the same motion
-// within the tolerances, and the same iteration (the matrices agree to about sqrt(eps)).
+// within the tolerances, and the same iteration (the matrices agree to about sqrt(eps); the
+// reused matrices' rebuilds are threshold decisions, which that difference or a -march=native
+// build's rounding can tip: a few per cent of the iterations; a wrong matrix term makes Newton
+// linear, tens of per cent more).
 void check_same_fixed_step_runs(const RunResult& analytic, const RunResult& differenced, double pose_tolerance,
                                 double twist_tolerance) {
   CHECK(analytic.statistics.at("analytic_derivatives") == 1.0);
   CHECK(differenced.statistics.at("analytic_derivatives") == 0.0);
   check_same_motion(analytic, differenced, pose_tolerance, twist_tolerance);
   CHECK(std::abs(analytic.statistics.at("newton_iterations") - differenced.statistics.at("newton_iterations")) <=
-        0.02 * differenced.statistics.at("newton_iterations"));
+        0.04 * differenced.statistics.at("newton_iterations"));
 }
 
 const std::vector<std::string> groups{"SO3xR3", "SE3", "euler-parameters", "euler-angles"};

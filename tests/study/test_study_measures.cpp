@@ -148,4 +148,20 @@ TEST_CASE("the observed order on a free body: rkmk rk4 about 4, heun about 2", "
   for (std::size_t i = 0; i < cases.size(); ++i)
     if (records[i].integrator_description.find("heun") != std::string::npos)
       CHECK(records[i].right_hand_side_evaluations() == 2.0 * static_cast<double>(records[i].steps));
+  // The drift histories are on the scale of the run's maxima: sampled every 0.05 s, their
+  // largest magnitude is the run's maximum over all steps or a little below it (heun's energy
+  // drift grows steadily, so the largest sample is close to the largest step).
+  for (const CaseRecord& record : records) {
+    INFO(record.integrator_description);
+    REQUIRE(record.energy_drift.size() == record.times.size());
+    double energy_sampled = 0.0, momentum_sampled = 0.0;
+    for (double drift : record.energy_drift) energy_sampled = std::max(energy_sampled, std::abs(drift));
+    for (double drift : record.angular_momentum_drift) momentum_sampled = std::max(momentum_sampled, drift);
+    CHECK(energy_sampled <= record.energy_drift_max * (1 + 1e-9));
+    CHECK(momentum_sampled <= record.angular_momentum_drift_max * (1 + 1e-9));
+    if (record.integrator_description.find("heun") != std::string::npos) {
+      CHECK(record.energy_drift_max > 1e-9);
+      CHECK(energy_sampled >= 0.5 * record.energy_drift_max);
+    }
+  }
 }

@@ -295,6 +295,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   double momentum_scale = initial.angular_momentum.norm(), momentum_change_max = 0.0;
 
   summary.energy_initial = initial.total_energy();
+  summary.energy_scale = energy_scale;  // a run of no steps reports the initial state's scales
+  summary.angular_momentum_scale = momentum_scale;
   summary.orthogonality_error_max = initial.orthogonality_error;
 
   const double end_time = run.settings.end_time, step_size = run.settings.step_size;
