@@ -66,6 +66,23 @@ std::shared_ptr<ConfigDocument> load_document(const po::variables_map& values) {
   return document;
 }
 
+void add_output_folder_options(po::options_description& options) {
+  options.add_options()
+      ("output,o", po::value<std::string>(), "output folder (default: [output] directory, else liembs-output/<file stem>)")
+      ("quiet,q", "print nothing on success");
+}
+
+std::filesystem::path output_folder(const po::variables_map& values, const Run& run) {
+  if (values.count("output")) return values["output"].as<std::string>();
+  if (run.output_directory) return *run.output_directory;
+  return std::filesystem::path("liembs-output") / run.config_file.stem();
+}
+
+Run load_run_from_options(const po::variables_map& values, Registry& registry) {
+  add_plugin_paths(registry, values);
+  return load_run(load_document(values), registry);
+}
+
 int guarded(const char* command, int (*body)(const std::vector<std::string>&),
             const std::vector<std::string>& arguments) {
   try {
@@ -105,23 +122,17 @@ int report_exception(const char* command, const std::string& prefix) {
 int run_command(const std::vector<std::string>& arguments) {
   po::options_description options("Options");
   add_common_run_options(options);
-  options.add_options()
-      ("output,o", po::value<std::string>(), "output folder (default: [output] directory, else liembs-output/<file stem>)")
-      ("quiet,q", "print nothing on success");
+  add_output_folder_options(options);
   const auto parsed = parse_command_line("run", "FILE.toml [options]", options, arguments,
                                          FileArgument{"TOML file", "FILE.toml [options]"});
   if (parsed.help) return exit_ok;
   const auto& values = parsed.values;
 
   Registry registry;
-  add_plugin_paths(registry, values);
-  auto document = load_document(values);
-  Run run = load_run(document, registry);
+  Run run = load_run_from_options(values, registry);
 
   RunOutput output;
-  if (values.count("output")) output.directory = values["output"].as<std::string>();
-  else if (run.output_directory) output.directory = *run.output_directory;
-  else output.directory = std::filesystem::path("liembs-output") / run.config_file.stem();
+  output.directory = output_folder(values, run);
   const bool quiet = values.count("quiet") > 0;
   output.progress = !quiet;
 

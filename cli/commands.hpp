@@ -2,9 +2,11 @@
 // Subcommands of the liembs program. Each returns the process exit status.
 #include <liembs/config/config_table.hpp>
 #include <liembs/plugin/registry.hpp>
+#include <liembs/sim/run.hpp>
 
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +30,7 @@ int validate_command(const std::vector<std::string>& arguments);
 int plugins_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
+int linearize_command(const std::vector<std::string>& arguments);
 int study_command(const std::vector<std::string>& arguments);
 
 // The command line of a subcommand, parsed.
@@ -52,6 +55,14 @@ ParsedOptions parse_command_line(const char* command, const std::string& synopsi
 // --plugin-path, and --set with it for the commands that run one file (run, validate).
 void add_plugin_path_option(boost::program_options::options_description& options);
 void add_common_run_options(boost::program_options::options_description& options);
+
+// --output and --quiet of the commands that write into an output folder (run, linearize).
+void add_output_folder_options(boost::program_options::options_description& options);
+// The --output folder, else the file's [output] directory, else liembs-output/<file stem>.
+std::filesystem::path output_folder(const boost::program_options::variables_map& values, const Run& run);
+
+// FILE loaded with its --set overrides and --plugin-path folders, for a simulation.
+Run load_run_from_options(const boost::program_options::variables_map& values, Registry& registry);
 
 // The default plugin search path behind the --plugin-path folders, in their order.
 void add_plugin_paths(Registry& registry, const boost::program_options::variables_map& values);

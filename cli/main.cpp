@@ -18,6 +18,7 @@ const char* usage =
     "  validate FILE.toml  check FILE (schema, model, plugins) without running it\n"
     "  compare FILE.toml   run FILE for every combination of --vary values and print a table\n"
     "  eval FILE.toml      evaluate FILE's algorithm for the states of a CSV file (--states, --output)\n"
+    "  linearize FILE.toml A and B of the tree's x' = f(x, tau) at the initial state or --at T (A.csv, B.csv)\n"
     "  study STUDY.toml    run the cases of a study file; write results.csv, study.json, report.html\n"
     "  plugins             list the plugin components found on the search path\n"
     "\n"
@@ -45,12 +46,13 @@ int main(int argc, char** argv) {
   }
   // Commands that write outputs stop at a safe point on SIGINT/SIGTERM and remove their
   // temporaries (liembs/util/interrupt.hpp).
-  if (command == "run" || command == "compare" || command == "eval") liembs::install_interrupt_handlers();
+  if (command == "run" || command == "compare" || command == "eval" || command == "linearize") liembs::install_interrupt_handlers();
   if (command == "run") return guarded("run", run_command, arguments);
   if (command == "validate") return guarded("validate", validate_command, arguments);
   if (command == "plugins") return guarded("plugins", plugins_command, arguments);
   if (command == "compare") return guarded("compare", compare_command, arguments);
   if (command == "eval") return guarded("eval", eval_command, arguments);
+  if (command == "linearize") return guarded("linearize", linearize_command, arguments);
   if (command == "study") return guarded("study", study_command, arguments);
   std::cerr << "liembs: unknown command '" << command << "'\n\n" << usage;
   return exit_usage;

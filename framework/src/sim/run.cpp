@@ -1,3 +1,5 @@
+#include "run_json.hpp"
+
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -390,12 +392,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     nlohmann::ordered_json json;
     json["config"] = run.config_file.string();
     json["title"] = run.title;
-    json["choices"] = {{"group", run.group_name},
-                       {"algorithm", run.algorithm_name},
-                       {"integrator", run.integrator_name},
-                       {"integrator_description", run.integrator->description()},
-                       {"representation", run.representation ? nlohmann::ordered_json(run.representation_name)
-                                                              : nlohmann::ordered_json(nullptr)}};
+    json["choices"] = run_choices(run);
     json["step_size"] = step_size;
     json["end_time"] = end_time;
     json["steps"] = summary.steps;
@@ -439,6 +436,15 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     summary_file->commit();
   }
   return summary;
+}
+
+nlohmann::ordered_json run_choices(const Run& run) {
+  return {{"group", run.group_name},
+          {"algorithm", run.algorithm_name},
+          {"integrator", run.integrator_name},
+          {"integrator_description", run.integrator->description()},
+          {"representation",
+           run.representation ? nlohmann::ordered_json(run.representation_name) : nlohmann::ordered_json(nullptr)}};
 }
 
 }  // namespace liembs
