@@ -254,6 +254,15 @@ CaseRecord collect_record(int status, const std::filesystem::path& output, const
   return record;
 }
 
+// SIGINT or SIGTERM when a case's process was killed by one or stopped for one (exit status
+// 128 + the signal, as `liembs run` does); 0 otherwise.
+int interrupting_signal(int status) {
+  for (const int signal : {SIGINT, SIGTERM})
+    if ((WIFSIGNALED(status) && WTERMSIG(status) == signal) || (WIFEXITED(status) && WEXITSTATUS(status) == 128 + signal))
+      return signal;
+  return 0;
+}
+
 // An MPI rank other than 0: runs the cases rank 0 sends, one at a time, each in a child
 // process as in a local run, and sends back their records until told to stop. On SIGINT or
 // SIGTERM (mpirun forwards them to every rank) or rank 0's interrupt message, it stops the
@@ -305,6 +314,10 @@ void serve_cases(const Definition& definition, const std::vector<Case>& cases, c
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    // mpirun's signal can end the case's process before this rank has noticed it: a case that
+    // did not finish is then interrupted, not a crash (which rank 0 would count as done).
+    if (!stopped_by && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      if (!(stopped_by = interrupt_requested())) stopped_by = interrupting_signal(status);
     std::optional<CaseRecord> record;
     if (!stopped_by)
       record = collect_record(status, output, hash);
