@@ -268,6 +268,17 @@ struct SeriesRows {
       store(out + k, sign > 0.0 ? before + sum : before - sum);
     }
   }
+  // s += a x x for the lanes a and the 3-vector x = (v[0], v[pitch], v[2 pitch]) broadcast.
+  LIEMBS_STRONG_INLINE static void add_cross(const Lane& a0, const Lane& a1, const Lane& a2, const double* v, int pitch,
+                                             Lane& s0, Lane& s1, Lane& s2) {
+    Lane x0, x1, x2;
+    splat(x0, v[0]);
+    splat(x1, v[pitch]);
+    splat(x2, v[2 * pitch]);
+    s0 += a1 * x2 - a2 * x1;
+    s1 += a2 * x0 - a0 * x2;
+    s2 += a0 * x1 - a1 * x0;
+  }
   // F (=, or += with Add) sum_{m<=k} a_(k-m) x b_m and, if c is given, G = sum_{m<=k} a_(k-m) x c_m:
   // 3-vector series; b and c (often just written) read one coefficient at a time, a shifted.
   template <bool Add>
@@ -277,23 +288,12 @@ struct SeriesRows {
       Lane f0{}, f1{}, f2{}, g0{}, g1{}, g2{};
       const int terms = std::min(last, k + Width - 1);
       for (int m = 0; m <= terms; ++m) {
-        Lane a0, a1, a2, x0, x1, x2;
+        Lane a0, a1, a2;
         load(a0, a + k - m);
         load(a1, a + pitch + k - m);
         load(a2, a + 2 * pitch + k - m);
-        splat(x0, b[m]);
-        splat(x1, b[pitch + m]);
-        splat(x2, b[2 * pitch + m]);
-        f0 += a1 * x2 - a2 * x1;
-        f1 += a2 * x0 - a0 * x2;
-        f2 += a0 * x1 - a1 * x0;
-        if (c == nullptr) continue;
-        splat(x0, c[m]);
-        splat(x1, c[pitch + m]);
-        splat(x2, c[2 * pitch + m]);
-        g0 += a1 * x2 - a2 * x1;
-        g1 += a2 * x0 - a0 * x2;
-        g2 += a0 * x1 - a1 * x0;
+        add_cross(a0, a1, a2, b + m, pitch, f0, f1, f2);
+        if (c != nullptr) add_cross(a0, a1, a2, c + m, pitch, g0, g1, g2);
       }
       if constexpr (Add) {
         Lane before;
