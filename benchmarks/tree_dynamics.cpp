@@ -6,6 +6,7 @@
 //
 // Without --model: the iiwa-like arm, chains of 6..96 revolute joints with random axes and
 // full inertia tensors, and a floating torso with 4 limbs of 6 joints.
+#include <liembs/dynamics/elemental_mass_matrix.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
 #include <liembs/model/urdf_import.hpp>
@@ -202,6 +203,21 @@ int main(int argc, char** argv) {
       }
       // Direct, devirtualized kernel calls (for the plugin-overhead comparison).
       register_liembs(bench_model.name, "direct-body-fixed", direct_kernel<representations::BodyFixed>(tree), samples);
+      // The CRBA on elemental frames on every model, whether body-fixed uses it there or not
+      // (ElementalMassMatrix::preferred: where its walk gets too long for the world-frame one).
+      {
+        auto elemental = std::make_shared<ElementalMassMatrix>(align_node_frames(*tree));
+        if (elemental->usable())
+          benchmark::RegisterBenchmark((bench_model.name + "/CRBA/elemental-frames").c_str(),
+                                       [elemental, samples, nv = tree->velocity_dimension()](benchmark::State& bench) {
+                                         Eigen::MatrixXd mass = Eigen::MatrixXd::Zero(nv, nv);
+                                         std::size_t k = 0;
+                                         for (auto _ : bench) {
+                                           elemental->compute((*samples)[k++ & 1].state.q, mass);
+                                           benchmark::DoNotOptimize(mass.data());
+                                         }
+                                       });
+      }
       // Peers on the same model.
       // A peer that cannot load a model (e.g. MuJoCo's XML nesting limit on deep chains) is
       // reported and left out of that model's rows.

@@ -56,6 +56,30 @@ TEST_CASE("sincos near multiples of pi/2 and at special angles", "[lie][sincos]"
   CHECK(std::signbit(sincos(-0.0).sin));
 }
 
+TEST_CASE("sincos of two angles in lanes agrees with libm and with the one-angle sincos", "[lie][sincos]") {
+  std::mt19937_64 random(13);
+  std::uniform_real_distribution<double> uniform(-1000.0, 1000.0);
+  std::vector<double> angles{0.0, -0.0, 1e-300, 1.5707963267948966, -0.7853981633974483, 1e5, -123456.789, 1e300};
+  for (int i = 0; i < 100000; ++i) angles.push_back(uniform(random));
+  double worst = 0.0, worst_against_one = 0.0;
+  for (std::size_t i = 0; i + 1 < angles.size(); ++i) {
+    const liembs::SinCosLanes both = sincos(liembs::Lanes{angles[i], angles[i + 1]});
+    for (int lane = 0; lane < 2; ++lane) {
+      const double x = angles[i + static_cast<std::size_t>(lane)];
+      const long double s = std::sin(static_cast<long double>(x)), c = std::cos(static_cast<long double>(x));
+      worst = std::max({worst, static_cast<double>(std::abs(both.sin[lane] - s)), static_cast<double>(std::abs(both.cos[lane] - c))});
+      const auto one = sincos(x);
+      worst_against_one = std::max({worst_against_one, std::abs(both.sin[lane] - one.sin), std::abs(both.cos[lane] - one.cos)});
+    }
+  }
+  CHECK(worst < 3e-16);
+  CHECK(worst_against_one < 3e-16);
+  const liembs::SinCosLanes special = sincos(liembs::Lanes{0.0, std::numeric_limits<double>::quiet_NaN()});
+  CHECK(special.sin[0] == 0.0);
+  CHECK(special.cos[0] == 1.0);
+  CHECK(std::isnan(special.sin[1]));
+}
+
 TEST_CASE("sincos beyond 1e5 rad and for non-finite angles is libm's", "[lie][sincos]") {
   for (double x : {1e5, -1e5, 123456.789, -9.87e12, 1e300}) {
     CHECK(sincos(x).sin == std::sin(x));

@@ -13,6 +13,7 @@
 //   V_i = T_i V_parent + S_i q'_i                      (twist recursion)
 //   A_i = T_i A_parent + c_i + S_i q''_i                (acceleration recursion)
 //   W_i = M_i A_i + b_i - W_i^ext + sum_children T_c^T W_c,   Q_i = S_i^T W_i
+#include <liembs/dynamics/elemental_mass_matrix.hpp>
 #include <liembs/dynamics/representations.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/error.hpp>
@@ -24,6 +25,7 @@
 #include <Eigen/LU>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -78,6 +80,10 @@ class RecursiveDynamics final : public TreeDynamics {
     // CRBA writes M_ij for i, j related (one an ancestor of the other); on a tree with
     // branches the others are zero.
     branched_ = ancestors_.size() != n * (n - 1) / 2;
+    if constexpr (Policy::elemental_crba) {
+      elemental_.emplace(aligned_);
+      if (!elemental_->preferred()) elemental_.reset();
+    }
   }
 
   std::string_view representation() const override { return Policy::name; }
@@ -185,6 +191,11 @@ class RecursiveDynamics final : public TreeDynamics {
     const int n = nodes_.dof();
     const int offset = base_offset();
     const int nv = nodes_.velocity_dimension();
+    if (elemental_) {  // a shallow tree, in a policy whose composites live in body frames
+      mass.resize(nv, nv);
+      elemental_->compute(state.q, mass);  // (writes the zeros of unrelated entries too)
+      return;
+    }
     // Every entry is written below except those of unrelated degrees of freedom (on
     // different branches), which are zero: none on a chain.
     if (branched_) mass.setZero(nv, nv);
@@ -552,6 +563,7 @@ class RecursiveDynamics final : public TreeDynamics {
   std::vector<RigidInertia> rigid_composite_;  // CRBA's composites, in the policy's composite form
   RigidInertia root_composite_;                // CRBA's composite of the whole tree (floating base)
   bool branched_ = false;                      // some degrees of freedom are unrelated (CRBA's zeros)
+  std::optional<ElementalMassMatrix> elemental_;  // CRBA in elemental body frames, where preferred
   std::vector<typename Policy::Screw> S_;       // the joint screws in the policy's coordinates
   std::vector<Vec6> V_, c_, A_, W_, U_, walk_screw_;
   std::vector<Mat6> articulated_;

@@ -100,6 +100,7 @@ struct RigidComposites {
   template <class Screw>
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose&, const RigidInertia& I, const Screw& S, const Screw&) { return I * S; }
   static constexpr bool separate_walk_form = false;
+  static constexpr bool elemental_crba = false;
 };
 
 // Body-fixed: V^b = (omega^b, R^T r'), frame of node i (000 section 4.1, eqs. 66-68).
@@ -135,7 +136,12 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   // ancestor (O(n^2) on a chain, 1.8x spatial's walk on the 96-chain); in the world it
   // costs nothing, for one transform per node. The composites stay in node frames.
   // (Hybrid and mixed do the same.)
+  // On a shallow tree (a floating base with limbs, a short arm) the walk in node frames is
+  // the cheaper one when the frames are the Denavit-Hartenberg ones, whose transforms are
+  // rotations about one axis and shifts along one: elemental_mass_matrix.hpp, chosen per
+  // tree (ElementalMassMatrix::preferred).
   static constexpr bool separate_walk_form = true;
+  static constexpr bool elemental_crba = true;
   LIEMBS_STRONG_INLINE static Vec6 walk_screw(const Pose& C, const AxialScrew& X) { return world_screw(C, X); }
   LIEMBS_STRONG_INLINE static Vec6 composite_times_screw(const Pose& C, const RigidInertia& I, const AxialScrew& S, const Vec6&) {
     return twist_transforms::Adjoint::wrench_to_parent(C, I * S);  // Ad_C^-T (I S)
@@ -366,6 +372,7 @@ struct Mixed {
   // (P_j^-1 S^m_j) . F^h_j = S^h_j . F^h_j with S^h = P^-1 S^m = (R S_angular; S_linear) and
   // F^h = I^h S^h, then both moved to the world origin.
   static constexpr bool separate_walk_form = true;
+  static constexpr bool elemental_crba = false;
   LIEMBS_STRONG_INLINE static Vec6 hybrid_screw(const Pose& C, const Vec6& S) {
     const Vec3 a = C.R * S.head<3>();
     return pairs(a(0), a(1), a(2), S(3), S(4), S(5));

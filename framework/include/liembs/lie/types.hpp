@@ -84,6 +84,11 @@ LIEMBS_STRONG_INLINE Vec6 pairs(double x0, double x1, double x2, double x3, doub
   return V;
 }
 
+// Two doubles in the two lanes of a vector register (GCC's vector extension: arithmetic
+// applies lane by lane, a scalar operand to both lanes; SSE2 on baseline x86-64), for
+// kernels that carry two independent quantities through the same steps.
+using Lanes = double __attribute__((vector_size(16)));
+
 // Element of SE(3) or SO(3) x R^3 (same data, different group law: see se3.hpp, so3xr3.hpp).
 struct Pose {
   Mat3 R = Mat3::Identity();  // orientation of the body frame
