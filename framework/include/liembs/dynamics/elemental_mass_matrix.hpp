@@ -158,7 +158,7 @@ class ElementalMassMatrix {
   // transforms cost less than the world-frame CRBA's per-node transforms (the average walk
   // of a node at most `max_mean_walk` steps; measured in docs/benchmarks.md).
   bool preferred() const;
-  static constexpr double max_mean_walk = 6.0;
+  static constexpr double max_mean_walk = 12.0;
 
   const ElementalFrames& frames() const { return frames_; }
 
