@@ -595,6 +595,13 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       }
       const auto found = running.find(pid);
       if (found == running.end()) continue;
+      // A SIGINT or SIGTERM sent to the process group (Ctrl-C) reaches the cases too and can
+      // end one before the check above sees it: that case was interrupted, not a crash to
+      // count (its signal is pending here by now: it was raised before the case ended).
+      if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && pending_interrupt()) {
+        running.erase(found);
+        continue;
+      }
       finish(pid, collect_record(status, output, hashes[found->second.first]));
     }
   }
