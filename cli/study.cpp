@@ -7,6 +7,7 @@
 #include <liembs/study/message_passing.hpp>
 #include <liembs/study/results.hpp>
 #include <liembs/util/interrupt.hpp>
+#include <liembs/util/format.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -65,13 +66,8 @@ void print_progress(const study::Progress& p) {
   std::fflush(stderr);
 }
 
-std::string short_number(double x) {
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  if (!std::isfinite(x)) return "-";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3g", x);
-  return buffer;
-}
+// A measure in the summary table: 3 digits, "-" for a missing one (NaN).
+std::string short_number(double x) { return std::isnan(x) ? "-" : format_number(x, 3); }
 
 // One line per model and algorithm (the axis values but the representation): the time per
 // call of each representation, its ratio to the fastest and the largest difference.

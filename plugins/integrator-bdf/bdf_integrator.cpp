@@ -30,6 +30,7 @@
 #include <liembs/sim/newton_system.hpp>
 #include <liembs/sim/state_space.hpp>
 #include <liembs/sim/time_grid.hpp>
+#include <liembs/util/format.hpp>
 
 #include <Eigen/LU>
 
@@ -44,12 +45,6 @@ namespace {
 using namespace liembs;
 
 enum class NewtonMatrix { quasi_newton, quasi_newton_reused, full };
-
-std::string format_number(double x, const char* format = "%.6g") {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, format, x);
-  return buffer;
-}
 
 NewtonMatrix newton_matrix_kind(const std::string& name) {
   if (name == "full") return NewtonMatrix::full;
@@ -279,10 +274,10 @@ class BdfIntegrator final : public Integrator {
                          double correction, const std::string& what) {
     std::string message = "bdf: " + what + " in the step from t = " + format_number(state.time) +
                           " s with step size " + format_number(h) + " s (residual " +
-                          format_number(residual_.norm(), "%.3g") + ", last correction " +
-                          format_number(correction, "%.3g") + " after " + std::to_string(iterations) +
+                          format_number(residual_.norm(), 3) + ", last correction " +
+                          format_number(correction, 3) + " after " + std::to_string(iterations) +
                           " Newton iterations, tolerance " +
-                          format_number(scale_tolerance_ ? tolerance_ / (h * h) : tolerance_, "%.3g") + ")";
+                          format_number(scale_tolerance_ ? tolerance_ / (h * h) : tolerance_, 3) + ")";
     if (ConstrainedSystem* system = equations.system(); system && system->constraint_count() > 0)
       message += "; worst constraint " + worst_constraint(system->blocks(), terms_.residual);
     message += "; reduce simulation.step_size, or raise the tolerance (it cannot go below the round-off of "

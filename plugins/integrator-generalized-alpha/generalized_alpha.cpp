@@ -32,6 +32,7 @@
 #include <liembs/sim/motion_equations.hpp>
 #include <liembs/sim/newton_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/util/format.hpp>
 
 #include <Eigen/LU>
 
@@ -61,12 +62,6 @@ struct AlphaParameters {
   }
 };
 
-std::string format_number(double x, const char* format = "%.6g") {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, format, x);
-  return buffer;
-}
-
 class GeneralizedAlphaIntegrator final : public Integrator {
  public:
   explicit GeneralizedAlphaIntegrator(const ConfigTable& options)
@@ -82,10 +77,10 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   std::string description() const override {
     std::ostringstream out;
     out << "Lie group generalized-alpha, rho_inf = " << parameters_.rho_infinity
-        << " (alpha_m = " << format_number(parameters_.alpha_m, "%.4g")
-        << ", alpha_f = " << format_number(parameters_.alpha_f, "%.4g")
-        << ", gamma = " << format_number(parameters_.gamma, "%.4g")
-        << ", beta = " << format_number(parameters_.beta, "%.4g") << "), constraints "
+        << " (alpha_m = " << format_number(parameters_.alpha_m, 4)
+        << ", alpha_f = " << format_number(parameters_.alpha_f, 4)
+        << ", gamma = " << format_number(parameters_.gamma, 4)
+        << ", beta = " << format_number(parameters_.beta, 4) << "), constraints "
         << (level_ == ConstraintLevel::index3 ? "index3" : "index2-stabilized") << ", Newton tolerance "
         << tolerance_ << (reuse_iteration_matrix_ ? ", iteration matrix reused across steps" : "")
         << ", Newton matrix "
@@ -315,8 +310,8 @@ class GeneralizedAlphaIntegrator final : public Integrator {
                          const std::string& what) {
     std::string message = "generalized-alpha: " + what + " in the step from t = " + format_number(state.time) +
                           " s with step size " + format_number(h) + " s (scaled residual " +
-                          format_number(residual, "%.3g") + " after " + std::to_string(iterations) +
-                          " Newton iterations, tolerance " + format_number(tolerance_, "%.3g") + ")";
+                          format_number(residual, 3) + " after " + std::to_string(iterations) +
+                          " Newton iterations, tolerance " + format_number(tolerance_, 3) + ")";
     if (ConstrainedSystem* system = equations.system(); system && system->constraint_count() > 0) {
       message += "; worst constraint " + worst_constraint(system->blocks(), terms_.residual);
       if (level_ == ConstraintLevel::index2_stabilized)

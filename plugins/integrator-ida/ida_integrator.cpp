@@ -49,6 +49,7 @@
 #include <liembs/sim/motion_equations.hpp>
 #include <liembs/sim/newton_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/util/format.hpp>
 
 #include <Eigen/LU>
 
@@ -94,12 +95,6 @@ using VectorPtr = std::unique_ptr<std::remove_pointer_t<N_Vector>, VectorDeleter
 using MatrixPtr = std::unique_ptr<std::remove_pointer_t<SUNMatrix>, MatrixDeleter>;
 using LinearSolverPtr = std::unique_ptr<std::remove_pointer_t<SUNLinearSolver>, LinearSolverDeleter>;
 using IdaMemoryPtr = std::unique_ptr<void, IdaMemoryDeleter>;
-
-std::string format_number(double x, int digits = 6) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
-  return buffer;
-}
 
 std::string flag_name(int flag) {
   char* name = IDAGetReturnFlagName(flag);  // malloc'ed by SUNDIALS

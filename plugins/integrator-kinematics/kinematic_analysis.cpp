@@ -15,6 +15,7 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
 #include <liembs/sim/time_grid.hpp>
+#include <liembs/util/format.hpp>
 
 #include <Eigen/LU>
 
@@ -26,12 +27,6 @@
 namespace {
 
 using namespace liembs;
-
-std::string format_number(double x, const char* format = "%.6g") {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, format, x);
-  return buffer;
-}
 
 class KinematicAnalysis final : public Integrator {
  public:
@@ -154,9 +149,9 @@ class KinematicAnalysis final : public Integrator {
                          const std::string& what) const {
     throw SimulationError("kinematics: " + what + " at t = " + format_number(trial_.time) +
                           " s (step from t = " + format_number(state.time) + " s, step size " + format_number(h) +
-                          " s; |g| = " + format_number(terms_.residual.norm(), "%.3g") + " after " +
+                          " s; |g| = " + format_number(terms_.residual.norm(), 3) + " after " +
                           std::to_string(iterations) + " iterations, tolerance " +
-                          format_number(tolerance_, "%.3g") + " on ||delta q||; worst constraint " +
+                          format_number(tolerance_, 3) + " on ||delta q||; worst constraint " +
                           worst_constraint(system.blocks(), terms_.residual) +
                           "); the drivers may have reached a singular position, or reduce simulation.step_size");
   }
@@ -164,7 +159,7 @@ class KinematicAnalysis final : public Integrator {
   [[noreturn]] void fail_singular(const State& state, double h, double ratio) const {
     throw SimulationError("kinematics: the constraint Jacobian is singular at t = " + format_number(trial_.time) +
                           " s (step from t = " + format_number(state.time) + " s, step size " + format_number(h) +
-                          " s; smallest relative pivot " + format_number(ratio, "%.3g") +
+                          " s; smallest relative pivot " + format_number(ratio, 3) +
                           "): the drivers lose control of the mechanism there (a driver at a singular position "
                           "needs its alternate)");
   }

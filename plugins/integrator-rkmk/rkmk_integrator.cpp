@@ -13,6 +13,7 @@
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/util/format.hpp>
 
 #include <cstdio>
 #include <sstream>
@@ -20,12 +21,6 @@
 namespace {
 
 using namespace liembs;
-
-std::string format_number(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", x);
-  return buffer;
-}
 
 class RkmkIntegrator final : public Integrator {
  public:

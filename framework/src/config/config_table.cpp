@@ -1,6 +1,7 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/util/nearest_name.hpp>
+#include <liembs/util/format.hpp>
 
 #include <toml++/toml.h>
 
@@ -38,13 +39,6 @@ std::string type_name(const toml::node& node) {
     case toml::node_type::boolean: return "a boolean";
     default: return "a date or time";
   }
-}
-
-std::string format_number(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
 }
 
 // TOML text of a value, with floats in their shortest round-trip form (so that equal
@@ -108,10 +102,10 @@ bool Range::contains(double x) const {
 std::string Range::describe() const {
   const bool has_min = std::isfinite(min), has_max = std::isfinite(max);
   if (!has_min && !has_max) return "a finite number";
-  if (has_min && !has_max) return std::string(min_exclusive ? "> " : ">= ") + format_number(min);
-  if (!has_min) return std::string(max_exclusive ? "< " : "<= ") + format_number(max);
-  return std::string("in ") + (min_exclusive ? "(" : "[") + format_number(min) + ", " +
-         format_number(max) + (max_exclusive ? ")" : "]");
+  if (has_min && !has_max) return std::string(min_exclusive ? "> " : ">= ") + format_number(min, 17);
+  if (!has_min) return std::string(max_exclusive ? "< " : "<= ") + format_number(max, 17);
+  return std::string("in ") + (min_exclusive ? "(" : "[") + format_number(min, 17) + ", " +
+         format_number(max, 17) + (max_exclusive ? ")" : "]");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -374,7 +368,7 @@ double ConfigTable::number(std::string_view key, Range range) const {
   const auto& node = *static_cast<const toml::node*>(require(key));
   const auto value = read_number(node);
   if (!value) fail(key, "expected a number, found " + type_name(node));
-  if (!range.contains(*value)) fail(key, "value " + format_number(*value) + " is out of range: expected " + range.describe());
+  if (!range.contains(*value)) fail(key, "value " + format_number(*value, 17) + " is out of range: expected " + range.describe());
   return *value;
 }
 
@@ -452,7 +446,7 @@ std::vector<double> ConfigTable::numbers(std::string_view key, Range range) cons
     const auto value = read_number(*array->get(i));
     if (!value) fail(key, "element " + std::to_string(i) + " is " + type_name(*array->get(i)) + ", expected a number");
     if (!range.contains(*value))
-      fail(key, "element " + std::to_string(i) + " = " + format_number(*value) + " is out of range: expected " + range.describe());
+      fail(key, "element " + std::to_string(i) + " = " + format_number(*value, 17) + " is out of range: expected " + range.describe());
     result.push_back(*value);
   }
   return result;

@@ -2,6 +2,7 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/velocity_rate_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
+#include <liembs/util/format.hpp>
 
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
@@ -18,12 +19,6 @@ AnalyticDerivativesUnavailable::~AnalyticDerivativesUnavailable() = default;
 VelocityRateDerivatives::~VelocityRateDerivatives() = default;
 
 namespace {
-
-std::string format_number(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3g", x);
-  return buffer;
-}
 
 }  // namespace
 
@@ -50,7 +45,7 @@ SaddlePointSolver::SaddlePointSolver(const DaeTerms& terms)
     const double smallest = schur_complement_.vectorD().cwiseAbs().minCoeff();
     if (schur_complement_.info() != Eigen::Success || !(smallest > 1e-12 * schur_largest))
       throw SimulationError("the constraint Jacobian is rank deficient (redundant or singular constraints; "
-                            "smallest pivot of J M^-1 J^T " + format_number(smallest) + ")");
+                            "smallest pivot of J M^-1 J^T " + format_number(smallest, 3) + ")");
     return;
   }
   if (m_ == 0) throw SimulationError("the mass matrix is not positive definite");
@@ -174,7 +169,7 @@ std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const E
   std::size_t worst = 0;
   for (std::size_t i = 1; i < norms.size(); ++i)
     if (!(norms[i] <= norms[worst])) worst = i;  // NaN counts as worst
-  return describe(blocks[worst]) + " (" + symbol + " = " + format_number(norms[worst]) + ")";
+  return describe(blocks[worst]) + " (" + symbol + " = " + format_number(norms[worst], 3) + ")";
 }
 
 void velocity_violation(const DaeTerms& terms, const Eigen::VectorXd& velocities, Eigen::VectorXd& out) {
@@ -204,11 +199,11 @@ int project_positions(const StateSpace& space, ConstrainedSystem& system, State&
     const double violation = terms.residual.norm();
     if (!std::isfinite(violation))
       throw SimulationError("constraint projection: the constraints are not finite at t = " +
-                            format_number(state.time) + " s, " + worst_constraint(system.blocks(), terms.residual));
+                            format_number(state.time, 3) + " s, " + worst_constraint(system.blocks(), terms.residual));
     if (violation <= settings.tolerance) break;
     if (iteration == settings.max_iterations)
       throw SimulationError("constraint projection did not converge in " + std::to_string(settings.max_iterations) +
-                            " iterations at t = " + format_number(state.time) + " s; worst " +
+                            " iterations at t = " + format_number(state.time, 3) + " s; worst " +
                             worst_constraint(system.blocks(), terms.residual));
     Eigen::VectorXd increment;
     SaddlePointSolver(terms).solve(nullptr, -terms.residual, increment);
@@ -269,12 +264,12 @@ int make_initial_state_consistent(const StateSpace& space, ConstrainedSystem& sy
   for (Eigen::Index k = 0; k < given.rows.rows(); ++k)
     if (!(std::abs(got(k) - wanted(k)) <= 1e-8 * scale))
       contradicted += std::string(contradicted.empty() ? "" : ", ") + "'" + given.names[static_cast<std::size_t>(k)] + "' (given " +
-                      format_number(wanted(k)) + ", the loops allow " + format_number(got(k)) + ")";
+                      format_number(wanted(k), 3) + ", the loops allow " + format_number(got(k), 3) + ")";
   if (!contradicted.empty()) {
     std::string kept_rates;
     for (const Eigen::Index k : held)
       kept_rates += std::string(kept_rates.empty() ? "" : ", ") + "'" + given.names[static_cast<std::size_t>(k)] +
-                    "' = " + format_number(wanted(k));
+                    "' = " + format_number(wanted(k), 3);
     throw SimulationError("the initial joint rates given in the file contradict the closed loops: keeping " +
                           kept_rates + ", " + contradicted +
                           "; give fewer rates (the others follow from the loops) or consistent ones");

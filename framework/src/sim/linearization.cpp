@@ -12,6 +12,7 @@
 #include <liembs/plugin/representation.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/format.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -28,12 +29,6 @@ namespace {
 
 // The central-difference step of the fallback (in every state and input direction).
 constexpr double difference_step = 1e-5;
-
-std::string short_number(double value) {
-  std::ostringstream out;
-  out << std::setprecision(10) << value;
-  return out.str();
-}
 
 std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 
@@ -148,8 +143,8 @@ Linearization linearize_run(Run& run, std::optional<double> at) {
   State state;
   if (at) {
     if (!std::isfinite(*at) || *at < 0.0 || *at > run.settings.end_time)
-      throw ConfigError(where + "the linearization time " + short_number(*at) + " s is outside the run's [0, " +
-                        short_number(run.settings.end_time) + "] s");
+      throw ConfigError(where + "the linearization time " + format_number(*at, 10) + " s is outside the run's [0, " +
+                        format_number(run.settings.end_time, 10) + "] s");
     const double end_time = run.settings.end_time;
     run.settings.end_time = *at;
     try {

@@ -7,6 +7,7 @@
 #include <liembs/sim/prescribed_motion.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/util/interrupt.hpp>
+#include <liembs/util/format.hpp>
 
 #include <Eigen/Geometry>
 #include <nlohmann/json.hpp>
@@ -123,13 +124,6 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
 }
 
 namespace {
-
-// Shortest text that reads back to x, for messages ("0.5", "1e-300").
-std::string short_number(double x) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
-  return std::string(buffer, result.ptr);
-}
 
 void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints,
                       bool normalization_column, bool with_multipliers, const PrescribedMotion* prescribed) {
@@ -309,7 +303,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   bool progress_shown = false;
 
   auto interrupted_where = [&] {
-    return "at t = " + short_number(state.time) + " s (" + std::to_string(summary.steps) + " of " +
+    return "at t = " + shortest_number(state.time) + " s (" + std::to_string(summary.steps) + " of " +
            std::to_string(steps) + " steps done)";
   };
   run.integrator->start(space, state);
@@ -322,8 +316,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
     run.integrator->step(space, dynamics, state, h);
     if (!StateSpace::is_finite(state))
       throw SimulationError("the state of " + first_non_finite(model, dynamics, state) +
-                            " is not finite after the step from t = " + short_number(time_before) +
-                            " s with step size " + short_number(h) + " s (integrator '" + run.integrator_name +
+                            " is not finite after the step from t = " + shortest_number(time_before) +
+                            " s with step size " + shortest_number(h) + " s (integrator '" + run.integrator_name +
                             "'); reduce simulation.step_size");
     // Euler angles near gimbal lock move to another chart between steps (same pose and body
     // twists); integrators with a history restart.
