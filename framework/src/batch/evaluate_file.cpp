@@ -657,6 +657,9 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
   if (!output.csv()) result.dropped_columns.assign(copied_header.begin(), copied_header.end());
   std::size_t line = 2 + breaks;  // the line the next record starts on
   const std::uint64_t data_begin = std::min(buffer.size(), end + 1);  // the first record's offset in the file
+  // Blocks need the file's size: not for a pipe, nor for a file that holds more than its
+  // size says (/proc, /sys).
+  const bool in_blocks = reader.regular() && reader.size() >= buffer.size();
   buffer.erase(0, data_begin);
 
   std::vector<CsvScratch> scratch;
@@ -678,7 +681,7 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
     }
   };
 
-  if (reader.regular()) {
+  if (in_blocks) {
     const std::uint64_t data_end = std::max(reader.size(), data_begin);
     const std::size_t blocks = (data_end - data_begin + block_bytes - 1) / block_bytes;
     // A ring of links: block b reads link b and then sets link b + 1, so link b is set again

@@ -4,12 +4,13 @@
 // array (rows x the input columns, in their documented order), evaluated by a
 // BatchEvaluation on its threads, written to a CSV or .npy file (chosen by the file name's
 // extension) that appears only if every row succeeds. Parsing and formatting run on the
-// threads too; the file is read and written in chunks, so memory stays bounded, and while
-// the threads evaluate one chunk, one of them writes the chunk before and reads the next.
-// From a C-order .npy file to a .npy file, every thread reads its rows and writes their
-// outputs itself (pread/pwrite at their offsets), a window of rows at a time; from a
-// regular CSV file, every thread reads, splits, evaluates and writes blocks of the file's
-// bytes itself, in file order (chunks only from pipes).
+// threads too, and memory stays bounded whatever the file's size. From a regular CSV file,
+// every thread reads, splits, evaluates and writes blocks of the file's bytes itself
+// (pread/pwrite), in file order; from a C-order .npy file to a .npy file, every thread
+// reads its rows and writes their outputs itself, a window of rows at a time. Otherwise
+// (a pipe, a Fortran-order .npy file, a .npy file into CSV) the file is read and written in
+// chunks: while the threads evaluate one chunk, the calling thread writes the chunk before
+// and reads the next.
 //
 // Errors name the file, the line (CSV) or row (.npy, counted from 0 as NumPy does) and the
 // column; the first bad row of the file is the one reported, whatever the thread count.
