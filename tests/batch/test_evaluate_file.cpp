@@ -112,6 +112,15 @@ TEST_CASE("CSV fields and numbers per RFC 4180 in the C locale", "[eval][csv]") 
   CHECK(csv::unquote(fields[2]) == "say \"hi\"");
   CHECK(fields[3].empty());
   CHECK(fields[4] == "1.5");
+  // Without quotes (the records of numbers: split by memchr), the same fields.
+  csv::split_record(" a ,\tb\t,,c, \r", fields);
+  CHECK(fields == std::vector<std::string_view>{"a", "b", "", "c", ""});
+  csv::split_record("", fields);
+  CHECK(fields == std::vector<std::string_view>{""});
+  csv::split_record(",", fields);
+  CHECK(fields == std::vector<std::string_view>{"", ""});
+  csv::split_record("1.5,-2", fields);
+  CHECK(fields == std::vector<std::string_view>{"1.5", "-2"});
   std::size_t breaks = 0;
   CHECK(csv::record_end("x,\"two\nlines\",y\nnext", breaks) == 15);
   CHECK(breaks == 1);
