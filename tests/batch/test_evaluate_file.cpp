@@ -8,6 +8,7 @@
 #include <liembs/io/csv.hpp>
 #include <liembs/io/npy.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -367,6 +370,61 @@ TEST_CASE("a CSV file in blocks: quoted line breaks across blocks, the bytes of 
       CHECK_FALSE(fs::exists(dir / "bad-out.csv"));
     }
   }
+}
+
+namespace {
+
+// y = a + b, raising SIGINT at its `raise_at`-th state of all threads.
+class RaisingSum : public BatchEvaluator {
+ public:
+  RaisingSum(std::atomic<int>& count, int raise_at) : count_(count), raise_at_(raise_at) {}
+  const std::vector<std::string>& input_columns() const override { return inputs_; }
+  const std::vector<std::string>& output_columns() const override { return outputs_; }
+  void evaluate(const double* inputs, double* outputs) override {
+    outputs[0] = inputs[0] + inputs[1];
+    if (++count_ == raise_at_) std::raise(SIGINT);
+  }
+
+ private:
+  std::atomic<int>& count_;
+  int raise_at_;
+  std::vector<std::string> inputs_{"a", "b"}, outputs_{"y"};
+};
+
+}  // namespace
+
+TEST_CASE("SIGINT stops a CSV file's blocks at the next block, and nothing is written", "[eval][csv]") {
+  install_interrupt_handlers();  // the first signal is only recorded
+  const fs::path dir = scratch("interrupt");
+  std::ofstream states(dir / "states.csv");
+  states << "a,b\n";
+  for (int r = 0; r < 5000; ++r) states << r << ',' << 2 * r << '\n';
+  states.close();
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    std::atomic<int> count{0};
+    BatchEvaluation batch([&] { return std::make_unique<RaisingSum>(count, 300); }, threads);
+    try {
+      evaluate_file(batch, dir / "states.csv", dir / "out.csv", "sum", FileChunks{1 << 20, 8192, 1000});
+      FAIL("not interrupted");
+    } catch (const Interrupted& stopped) {
+      CHECK(stopped.signal() == SIGINT);
+      CHECK_THAT(stopped.where(), Contains("state(s) of ") && Contains("states.csv"));
+    }
+    clear_pending_interrupt();
+    CHECK(count < 5000);  // the blocks after the signal were not taken
+    CHECK_FALSE(fs::exists(dir / "out.csv"));
+    std::size_t files = 0;  // nor a temporary
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+    CHECK(files == 1);
+  }
+  // Without a signal, the same evaluator writes every row.
+  std::atomic<int> count{0};
+  BatchEvaluation batch([&] { return std::make_unique<RaisingSum>(count, -1); }, 2);
+  CHECK(evaluate_file(batch, dir / "states.csv", dir / "out.csv", "sum", FileChunks{1 << 20, 8192, 1000}).rows == 5000);
+  const std::string out = read_file(dir / "out.csv");
+  CHECK(out.substr(0, 8) == "y\n0\n3\n6\n");
+  CHECK(std::count(out.begin(), out.end(), '\n') == 5001);
 }
 
 TEST_CASE("eval errors name the file, the first bad line or row and the column, whatever the threads", "[eval]") {
