@@ -266,3 +266,32 @@ TEST_CASE("a failed row or alongside error ends the rounds after its round, the 
     CHECK(last_set_up == 1);
   }
 }
+
+TEST_CASE("blocks are taken one at a time, in order, on every thread asked for, and the lowest failed block is named", "[batch]") {
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    // Block b waits until block b - 1 has run (as liembs eval's CSV blocks wait for the
+    // start of their records): blocks taken out of order would wait for ever. 200 blocks
+    // are too few rows for for_each_row to use more than one thread.
+    const std::size_t blocks = 200;
+    std::vector<std::atomic<int>> runs(blocks);
+    std::atomic<std::size_t> done{0};
+    const unsigned used = for_each_block(blocks, threads, [&](unsigned, std::size_t block) {
+      while (done.load() != block) std::this_thread::yield();
+      ++runs[block];
+      done = block + 1;
+    });
+    CHECK(used == threads);
+    for (std::size_t block = 0; block < blocks; ++block) REQUIRE(runs[block] == 1);
+    // However few the blocks: every thread asked for (up to one a block).
+    CHECK(for_each_block(2, threads, [](unsigned, std::size_t) {}) == std::min(threads, 2u));
+
+    BatchMessages messages;
+    messages.row_prefix = [](std::size_t block) { return "block " + std::to_string(block) + ": "; };
+    const auto failing = [](unsigned, std::size_t block) {
+      if (block == 70 || block == 150) throw ConfigError("bad at " + std::to_string(block));
+    };
+    CHECK_THROWS_WITH(for_each_block(blocks, threads, failing, messages), "block 70: bad at 70");
+    CHECK_THROWS_AS(for_each_block(blocks, threads, failing, messages), ConfigError);
+  }
+}

@@ -8,11 +8,16 @@
 #include <liembs/io/csv.hpp>
 #include <liembs/io/npy.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +25,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <thread>
 
 using namespace liembs;
 namespace fs = std::filesystem;
@@ -109,6 +115,15 @@ TEST_CASE("CSV fields and numbers per RFC 4180 in the C locale", "[eval][csv]") 
   CHECK(csv::unquote(fields[2]) == "say \"hi\"");
   CHECK(fields[3].empty());
   CHECK(fields[4] == "1.5");
+  // Without quotes (the records of numbers: split by memchr), the same fields.
+  csv::split_record(" a ,\tb\t,,c, \r", fields);
+  CHECK(fields == std::vector<std::string_view>{"a", "b", "", "c", ""});
+  csv::split_record("", fields);
+  CHECK(fields == std::vector<std::string_view>{""});
+  csv::split_record(",", fields);
+  CHECK(fields == std::vector<std::string_view>{"", ""});
+  csv::split_record("1.5,-2", fields);
+  CHECK(fields == std::vector<std::string_view>{"1.5", "-2"});
   std::size_t breaks = 0;
   CHECK(csv::record_end("x,\"two\nlines\",y\nnext", breaks) == 15);
   CHECK(breaks == 1);
@@ -179,10 +194,12 @@ TEST_CASE("CSV and .npy outputs hold the same bits, for every thread count and i
     if (reference_csv.empty()) reference_csv = csv;
     CHECK(csv == reference_csv);  // the same bytes
   }
-  // Nor on the chunks the file is read in: many chunk boundaries (records split across
-  // reads, one-row chunks run on the calling thread, chunks shared by the threads).
-  for (const FileChunks chunks : {FileChunks{7, 1}, FileChunks{3000, 300}, FileChunks{200000, 1000}}) {
-    INFO("chunks of " << chunks.csv_bytes << " bytes, " << chunks.npy_rows << " rows");
+  // Nor on the chunks or blocks the file is read in: many boundaries (records split across
+  // reads and blocks, one-row chunks run on the calling thread, chunks shared by the
+  // threads, blocks of no record, blocks of hundreds).
+  for (const FileChunks chunks : {FileChunks{7, 1, 1000}, FileChunks{3000, 300, 3000}, FileChunks{200000, 1000, 200000}}) {
+    INFO("chunks of " << chunks.csv_bytes << " bytes, " << chunks.npy_rows << " rows, blocks of " << chunks.csv_block_bytes
+                      << " bytes");
     for (unsigned threads : {1u, 2u, 3u}) {
       INFO(threads << " threads");
       batch.set_threads(threads);
@@ -248,8 +265,9 @@ TEST_CASE("quoted CSV header and fields: found by name, copied as written, lines
   };
   CHECK(forces(first) == forces(second_b));  // the same state, the same forces
   CHECK(forces(third) == forces(second_b));
-  // Read 3 bytes at a time, quoted fields and line breaks cross every read.
-  evaluate_file(batch, dir / "states.csv", dir / "small-reads.csv", "rnea", FileChunks{3, 1});
+  // Read 3 bytes at a time, in blocks of 3 bytes: quoted fields and line breaks cross every
+  // read and every block.
+  evaluate_file(batch, dir / "states.csv", dir / "small-reads.csv", "rnea", FileChunks{3, 1, 3});
   CHECK(read_file(dir / "small-reads.csv") == out);
 
   // After a quoted line break, errors still name the right line.
@@ -259,9 +277,154 @@ TEST_CASE("quoted CSV header and fields: found by name, copied as written, lines
                                  << "ok,0,0,zero,0,0,0\n";
   CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea"),
                     Contains("bad.csv:5: column 'qd.shoulder': 'zero' is not a finite number"));
-  CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea", FileChunks{3, 1}),
+  CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea", FileChunks{3, 1, 3}),
                     Contains("bad.csv:5: column 'qd.shoulder': 'zero' is not a finite number"));
   CHECK_FALSE(fs::exists(dir / "bad-out.csv"));
+}
+
+TEST_CASE("a CSV file in blocks: quoted line breaks across blocks, the bytes of a pipe, lines counted", "[eval][csv]") {
+  auto loaded = load("double-pendulum.toml", "rnea");
+  BatchEvaluation batch(loaded->run);
+  const fs::path dir = scratch("blocks");
+  // 600 records (a few hundred kilobytes with the padding), every fifth with a quoted label
+  // holding line breaks, commas and quotes, blank lines and CRLF between some.
+  std::ostringstream text;
+  text << "label,q.shoulder,q.elbow,qd.shoulder,qd.elbow,qdd.shoulder,qdd.elbow\n";
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  text << std::setprecision(17);
+  std::size_t line = 2;
+  std::vector<std::size_t> lines;  // the line each record starts on
+  for (int r = 0; r < 600; ++r) {
+    lines.push_back(line);
+    if (r % 5 == 0) {
+      text << "\"row " << r << ",\n\"\"quoted\"\"\n" << std::string(static_cast<std::size_t>(r % 97), 'x') << "\"";
+      line += 2;
+    } else {
+      text << "row" << r;
+    }
+    for (int c = 0; c < 6; ++c) text << ',' << uniform(random);
+    text << (r % 7 == 0 ? "\r\n" : "\n");
+    ++line;
+    if (r % 11 == 0) {
+      text << "\n  \n";
+      line += 2;
+    }
+  }
+  const std::string states = text.str();
+  std::ofstream(dir / "states.csv", std::ios::binary) << states;
+
+  // The reference: through a pipe (chunks read by the calling thread), on 1 thread.
+  const fs::path fifo = dir / "states.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto through_pipe = [&](const fs::path& output, const FileChunks& chunks) {
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << states; });  // opens when read
+    try {
+      evaluate_file(batch, fifo, output, "rnea", chunks);
+    } catch (...) {
+      writer.join();
+      throw;
+    }
+    writer.join();
+  };
+  batch.set_threads(1);
+  through_pipe(dir / "reference.csv", FileChunks{});
+  const std::string reference = read_file(dir / "reference.csv");
+  REQUIRE(std::count(reference.begin(), reference.end(), '\n') == 1 + 600 + 2 * 120);  // header, rows, quoted breaks
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    batch.set_threads(threads);
+    through_pipe(dir / "pipe.csv", FileChunks{5, 1});
+    CHECK(read_file(dir / "pipe.csv") == reference);
+    for (const std::size_t block : {3, 64, 1000, 65536}) {
+      INFO("blocks of " << block << " bytes");
+      CHECK(evaluate_file(batch, dir / "states.csv", dir / "out.csv", "rnea", FileChunks{1 << 20, 8192, block}).rows == 600);
+      CHECK(read_file(dir / "out.csv") == reference);
+    }
+  }
+
+  // A bad field after many quoted line breaks: its line, for every thread count and block
+  // size, and a bad field in a later block does not win over it.
+  std::string bad = states;
+  const auto break_row = [&](std::size_t row, const char* field) {  // replaces the last field of a record
+    std::size_t at = 0;  // the record's first byte, after lines[row] - 1 line breaks
+    for (std::size_t l = 1; l < lines[row]; ++l) at = bad.find('\n', at) + 1;
+    std::size_t end = at;  // the line break that ends it, outside quotes
+    for (bool quoted = false; quoted || bad[end] != '\n'; ++end)
+      if (bad[end] == '"') quoted = !quoted;
+    if (bad[end - 1] == '\r') --end;
+    const std::size_t last = bad.rfind(',', end - 1) + 1;
+    bad.replace(last, end - last, field);
+  };
+  break_row(455, "oops");  // a record with a quoted label (455 % 5 == 0)
+  break_row(590, "1e999");
+  std::ofstream(dir / "bad.csv", std::ios::binary) << bad;
+  const std::string expected = "bad.csv:" + std::to_string(lines[455]) + ": column 'qdd.elbow': 'oops' is not a finite number";
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    batch.set_threads(threads);
+    for (const std::size_t block : {3, 100, 4096, 65536}) {
+      INFO("blocks of " << block << " bytes");
+      CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "bad-out.csv", "rnea", FileChunks{1 << 20, 8192, block}),
+                        Contains(expected));
+      CHECK_FALSE(fs::exists(dir / "bad-out.csv"));
+    }
+  }
+}
+
+namespace {
+
+// y = a + b, raising SIGINT at its `raise_at`-th state of all threads.
+class RaisingSum : public BatchEvaluator {
+ public:
+  RaisingSum(std::atomic<int>& count, int raise_at) : count_(count), raise_at_(raise_at) {}
+  const std::vector<std::string>& input_columns() const override { return inputs_; }
+  const std::vector<std::string>& output_columns() const override { return outputs_; }
+  void evaluate(const double* inputs, double* outputs) override {
+    outputs[0] = inputs[0] + inputs[1];
+    if (++count_ == raise_at_) std::raise(SIGINT);
+  }
+
+ private:
+  std::atomic<int>& count_;
+  int raise_at_;
+  std::vector<std::string> inputs_{"a", "b"}, outputs_{"y"};
+};
+
+}  // namespace
+
+TEST_CASE("SIGINT stops a CSV file's blocks at the next block, and nothing is written", "[eval][csv]") {
+  install_interrupt_handlers();  // the first signal is only recorded
+  const fs::path dir = scratch("interrupt");
+  std::ofstream states(dir / "states.csv");
+  states << "a,b\n";
+  for (int r = 0; r < 5000; ++r) states << r << ',' << 2 * r << '\n';
+  states.close();
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO(threads << " threads");
+    std::atomic<int> count{0};
+    BatchEvaluation batch([&] { return std::make_unique<RaisingSum>(count, 300); }, threads);
+    try {
+      evaluate_file(batch, dir / "states.csv", dir / "out.csv", "sum", FileChunks{1 << 20, 8192, 1000});
+      FAIL("not interrupted");
+    } catch (const Interrupted& stopped) {
+      CHECK(stopped.signal() == SIGINT);
+      CHECK_THAT(stopped.where(), Contains("state(s) of ") && Contains("states.csv"));
+    }
+    clear_pending_interrupt();
+    CHECK(count < 5000);  // the blocks after the signal were not taken
+    CHECK_FALSE(fs::exists(dir / "out.csv"));
+    std::size_t files = 0;  // nor a temporary
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+    CHECK(files == 1);
+  }
+  // Without a signal, the same evaluator writes every row.
+  std::atomic<int> count{0};
+  BatchEvaluation batch([&] { return std::make_unique<RaisingSum>(count, -1); }, 2);
+  CHECK(evaluate_file(batch, dir / "states.csv", dir / "out.csv", "sum", FileChunks{1 << 20, 8192, 1000}).rows == 5000);
+  const std::string out = read_file(dir / "out.csv");
+  CHECK(out.substr(0, 8) == "y\n0\n3\n6\n");
+  CHECK(std::count(out.begin(), out.end(), '\n') == 5001);
 }
 
 TEST_CASE("eval errors name the file, the first bad line or row and the column, whatever the threads", "[eval]") {
@@ -293,8 +456,9 @@ TEST_CASE("eval errors name the file, the first bad line or row and the column, 
     CHECK_FALSE(fs::exists(dir / "out.csv"));
     CHECK_FALSE(fs::exists(dir / "out.npy"));
     // The same across chunk boundaries: the bad rows in the chunk being read, or in later ones.
-    for (const FileChunks chunks : {FileChunks{5000, 100}, FileChunks{300000, 1000}}) {
-      INFO("chunks of " << chunks.csv_bytes << " bytes, " << chunks.npy_rows << " rows");
+    for (const FileChunks chunks : {FileChunks{5000, 100, 5000}, FileChunks{300000, 1000, 300000}}) {
+      INFO("chunks of " << chunks.csv_bytes << " bytes, " << chunks.npy_rows << " rows, blocks of "
+                        << chunks.csv_block_bytes << " bytes");
       CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.csv", dir / "out.csv", "rnea", chunks),
                         Contains("bad.csv:3001: column 'qdd.a7': '1e999' is not a finite number"));
       CHECK_THROWS_WITH(evaluate_file(batch, dir / "bad.npy", dir / "out.npy", "rnea", chunks),

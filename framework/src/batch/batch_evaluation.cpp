@@ -105,12 +105,13 @@ std::function<void(std::size_t)> in_the_round(const std::function<void()>& along
   return [&alongside](std::size_t) { alongside(); };
 }
 
-// for_each_round; `spin`: more than one round may come (RoundBarrier).
+// for_each_round; `spin`: more than one round may come (RoundBarrier); `one_by_one`: rows
+// are taken one at a time and every thread is used (for_each_block).
 unsigned run_rounds(std::size_t first_rows, unsigned threads, const std::function<std::size_t(std::size_t)>& next_round,
                     const std::function<void(unsigned, std::size_t)>& work, const BatchMessages& messages,
-                    const std::function<void(std::size_t)>& alongside, bool spin) {
+                    const std::function<void(std::size_t)>& alongside, bool spin, bool one_by_one = false) {
   if (threads == 0) threads = available_cores();
-  const std::size_t useful = std::max<std::size_t>(1, first_rows / min_rows_per_thread);
+  const std::size_t useful = std::max<std::size_t>(1, one_by_one ? first_rows : first_rows / min_rows_per_thread);
   const auto used = static_cast<unsigned>(std::min<std::size_t>(threads, useful));
 
   // The round being run: set before the threads start and by the barrier's completion,
@@ -144,7 +145,7 @@ unsigned run_rounds(std::size_t first_rows, unsigned threads, const std::functio
       std::size_t begin = next_row.load(), size = 0;
       do {
         if (begin >= rows || begin >= stop_row.load()) return;
-        size = std::clamp<std::size_t>((rows - begin) / (8 * used), min_block_rows, max_block_rows);
+        size = one_by_one ? 1 : std::clamp<std::size_t>((rows - begin) / (8 * used), min_block_rows, max_block_rows);
       } while (!next_row.compare_exchange_weak(begin, begin + size));
       const std::size_t end = std::min(rows, begin + size);
       for (std::size_t row = begin; row < end; ++row) {
@@ -231,6 +232,11 @@ unsigned for_each_row(std::size_t rows, unsigned threads, const std::function<vo
   return run_rounds(rows, threads, one_round, work, messages, in_the_round(alongside), false);
 }
 
+unsigned for_each_block(std::size_t blocks, unsigned threads, const std::function<void(unsigned, std::size_t)>& work,
+                        const BatchMessages& messages) {
+  return run_rounds(blocks, threads, one_round, work, messages, {}, false, true);
+}
+
 BatchEvaluation::BatchEvaluation(Binder bind, unsigned threads) : bind_(std::move(bind)) {
   set_threads(threads);
   bind_evaluators(1);
@@ -283,7 +289,11 @@ void BatchEvaluation::evaluate(std::span<const double> inputs, std::span<double>
 }
 
 unsigned BatchEvaluation::bind_for(std::size_t rows) {
-  const auto wanted = static_cast<unsigned>(std::min<std::size_t>(threads_, std::max<std::size_t>(1, rows / min_rows_per_thread)));
+  return bind_threads(static_cast<unsigned>(std::min<std::size_t>(threads_, std::max<std::size_t>(1, rows / min_rows_per_thread))));
+}
+
+unsigned BatchEvaluation::bind_threads(unsigned wanted) {
+  wanted = std::clamp(wanted, 1u, threads_);
   bind_evaluators(wanted);
   return wanted;
 }
@@ -303,6 +313,15 @@ void BatchEvaluation::for_each_round(std::size_t first_rows, const std::function
   liembs::for_each_round(
       first_rows, bind_for(first_rows), next_round,
       [&](unsigned worker, std::size_t row) { work(*evaluators_[worker], worker, row); }, messages, alongside);
+}
+
+void BatchEvaluation::for_each_block(std::size_t blocks,
+                                     const std::function<void(BatchEvaluator&, unsigned, std::size_t)>& work,
+                                     const BatchMessages& messages) {
+  const std::lock_guard lock(busy_);
+  liembs::for_each_block(
+      blocks, bind_threads(static_cast<unsigned>(std::min<std::size_t>(threads_, std::max<std::size_t>(1, blocks)))),
+      [&](unsigned worker, std::size_t block) { work(*evaluators_[worker], worker, block); }, messages);
 }
 
 }  // namespace liembs

@@ -38,6 +38,16 @@ std::size_t record_end(std::string_view text, std::size_t& line_breaks) {
 
 void split_record(std::string_view record, std::vector<std::string_view>& fields) {
   fields.clear();
+  if (std::memchr(record.data(), '"', record.size()) == nullptr) {  // the common case: no quotes
+    // memchr finds the commas 16 or 32 bytes at a time, where the loop below takes two
+    // branches a byte (a 420-byte record of arm states: 21 fields)
+    const char* begin = record.data();
+    const char* const end = begin + record.size();
+    for (const char* comma; (comma = static_cast<const char*>(std::memchr(begin, ',', end - begin))) != nullptr; begin = comma + 1)
+      fields.push_back(trim(std::string_view(begin, comma - begin)));
+    fields.push_back(trim(std::string_view(begin, end - begin)));
+    return;
+  }
   std::size_t start = 0;
   bool quoted = false;
   for (std::size_t i = 0; i < record.size(); ++i) {

@@ -64,6 +64,14 @@ unsigned for_each_round(std::size_t first_rows, unsigned threads, const std::fun
                         const std::function<void(unsigned worker, std::size_t row)>& work, const BatchMessages& messages = {},
                         const std::function<void(std::size_t round)>& alongside = {});
 
+// for_each_row for rows that are pieces of work of their own (liembs eval: a block of a
+// CSV file, hundreds of states): a thread takes one at a time, in increasing order, so
+// work(worker, block) may wait for a lower block that another thread has taken; up to
+// `threads` threads run, whatever the number of blocks. Errors and signals as for
+// for_each_row (`rows_done` counts blocks).
+unsigned for_each_block(std::size_t blocks, unsigned threads, const std::function<void(unsigned worker, std::size_t block)>& work,
+                        const BatchMessages& messages = {});
+
 inline constexpr std::size_t min_rows_per_thread = 256;
 // The sizes of the blocks of rows the threads take (guided: shrinking towards the end).
 inline constexpr std::size_t min_block_rows = 16, max_block_rows = 2048;
@@ -105,10 +113,15 @@ class BatchEvaluation {
   void for_each_round(std::size_t first_rows, const std::function<std::size_t(std::size_t round)>& next_round,
                       const std::function<void(BatchEvaluator& evaluator, unsigned worker, std::size_t row)>& work,
                       const BatchMessages& messages = {}, const std::function<void(std::size_t round)>& alongside = {});
+  // for_each_block with an evaluator per thread.
+  void for_each_block(std::size_t blocks,
+                      const std::function<void(BatchEvaluator& evaluator, unsigned worker, std::size_t block)>& work,
+                      const BatchMessages& messages = {});
 
  private:
   void bind_evaluators(unsigned count);
   unsigned bind_for(std::size_t rows);  // binds the evaluators of the threads `rows` rows use; their number
+  unsigned bind_threads(unsigned wanted);  // binds the evaluators of `wanted` threads (at most threads())
 
   Binder bind_;
   unsigned threads_ = 1;

@@ -4,10 +4,13 @@
 // array (rows x the input columns, in their documented order), evaluated by a
 // BatchEvaluation on its threads, written to a CSV or .npy file (chosen by the file name's
 // extension) that appears only if every row succeeds. Parsing and formatting run on the
-// threads too; the file is read and written in chunks, so memory stays bounded, and while
-// the threads evaluate one chunk, one of them writes the chunk before and reads the next.
-// From a C-order .npy file to a .npy file, every thread reads its rows and writes their
-// outputs itself (pread/pwrite at their offsets), a window of rows at a time.
+// threads too, and memory stays bounded whatever the file's size. From a regular CSV file,
+// every thread reads, splits, evaluates and writes blocks of the file's bytes itself
+// (pread/pwrite), in file order; from a C-order .npy file to a .npy file, every thread
+// reads its rows and writes their outputs itself, a window of rows at a time. Otherwise
+// (a pipe, a Fortran-order .npy file, a .npy file into CSV) the file is read and written in
+// chunks: while the threads evaluate one chunk, the calling thread writes the chunk before
+// and reads the next.
 //
 // Errors name the file, the line (CSV) or row (.npy, counted from 0 as NumPy does) and the
 // column; the first bad row of the file is the one reported, whatever the thread count.
@@ -28,9 +31,10 @@ struct FileEvaluation {
 // The size of the chunks a file is read in (the defaults suit any file; tests make them
 // small to cross many chunk boundaries). The results do not depend on them.
 struct FileChunks {
-  std::size_t csv_bytes = std::size_t{1} << 20;  // CSV read at a time (a longer record is read whole)
+  std::size_t csv_bytes = std::size_t{1} << 20;  // CSV read at a time from a pipe (a longer record is read whole)
   std::size_t npy_rows = 8192;                   // rows of a .npy file at a time (.npy to .npy: a thread's
                                                  // window, at most 256 rows)
+  std::size_t csv_block_bytes = std::size_t{64} << 10;  // CSV of a regular file a thread takes at a time
 };
 
 // `algorithm` names the algorithm in messages about missing columns.
