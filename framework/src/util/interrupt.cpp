@@ -11,7 +11,9 @@ namespace liembs {
 
 namespace {
 
-volatile std::sig_atomic_t pending_signal = 0;
+// The signal noted by the handler, read by every thread (a batch's workers poll it): a
+// lock-free atomic is safe in a handler and, unlike volatile sig_atomic_t, between threads.
+std::atomic<int> pending_signal{0};
 
 // Registered temporaries: a fixed table the handler can walk without allocating or locking.
 // A slot is claimed (state 1), filled, then published (state 2); the handler reads only
@@ -31,8 +33,8 @@ void write_stderr(const char* text) noexcept {
 }
 
 extern "C" void on_interrupt(int signal) {
-  if (pending_signal == 0) {
-    pending_signal = signal;
+  if (pending_signal.load(std::memory_order_relaxed) == 0) {
+    pending_signal.store(signal, std::memory_order_relaxed);
     write_stderr("\nliembs: stopping at the next step (send the signal again to stop at once)\n");
     return;
   }
@@ -58,8 +60,8 @@ void install_interrupt_handlers() {
   });
 }
 
-int pending_interrupt() noexcept { return pending_signal; }
-void clear_pending_interrupt() noexcept { pending_signal = 0; }
+int pending_interrupt() noexcept { return pending_signal.load(std::memory_order_relaxed); }
+void clear_pending_interrupt() noexcept { pending_signal.store(0, std::memory_order_relaxed); }
 
 std::string signal_name(int signal) {
   if (signal == SIGINT) return "SIGINT";
