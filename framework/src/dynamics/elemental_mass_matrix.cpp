@@ -262,7 +262,8 @@ void ElementalMassMatrix::compute(const Eigen::VectorXd& q, Eigen::MatrixXd& mas
       if (floating_base_) set_base(column, {F.n0, F.n1, F.n2, F.f0, F.f1, F.f2});
       continue;
     }
-    // With its parent: one step alone, then both.
+    // With its parent: one step alone, then both. (The same walk as above in lanes; one
+    // generic walk for both measured 4 % more instructions on the torso, so it is written twice.)
     const auto p = static_cast<std::size_t>(walk.parent);
     const Eigen::Index parent_column = offset + walk.parent;
     to_parent(i, F);

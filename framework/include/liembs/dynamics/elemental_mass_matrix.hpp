@@ -72,51 +72,42 @@ struct AxisRotation {
 
 namespace elemental {
 
-// The inertia of a body seen from a frame in which the body's frame is rotated by Rz
-// (h -> Rz h, I -> Rz I Rz^T). In the 2x2 block, with mean and half difference of the
-// diagonal: I00' = mu + c2 delta - s2 I01, I11' = mu - c2 delta + s2 I01, I01' = s2 delta + c2 I01.
+// The inertia of a body seen from a frame in which the body's frame is turned in the plane
+// of axes (a, b), the third axis c fixed: (h_a, h_b) and (I_ac, I_bc) rotate, and the 2x2
+// block by the double angle, with mean and half difference of its diagonal:
+// I_aa' = mu + c2 delta - s2 I_ab, I_bb' = mu - c2 delta + s2 I_ab, I_ab' = s2 delta + c2 I_ab.
+LIEMBS_STRONG_INLINE void rotate_in_plane(const AxisRotation& R, double& ha, double& hb, double& Iaa, double& Ibb,
+                                          double& Iab, double& Iac, double& Ibc) {
+  const double mu = 0.5 * (Iaa + Ibb), delta = 0.5 * (Iaa - Ibb);
+  const double h = ha, I = Iac;
+  ha = R.c * h - R.s * hb;
+  hb = R.s * h + R.c * hb;
+  Iaa = mu + (R.c2 * delta - R.s2 * Iab);
+  Ibb = mu - (R.c2 * delta - R.s2 * Iab);
+  Iab = R.s2 * delta + R.c2 * Iab;
+  Iac = R.c * I - R.s * Ibc;
+  Ibc = R.s * I + R.c * Ibc;
+}
+// h -> Rz h, I -> Rz I Rz^T; and about x.
 LIEMBS_STRONG_INLINE void rotate_z(InertiaParameters& J, const AxisRotation& R) {
-  const double mu = 0.5 * (J.I00 + J.I11), delta = 0.5 * (J.I00 - J.I11);
-  const double h0 = J.h0, I02 = J.I02;
-  J.h0 = R.c * h0 - R.s * J.h1;
-  J.h1 = R.s * h0 + R.c * J.h1;
-  J.I00 = mu + (R.c2 * delta - R.s2 * J.I01);
-  J.I11 = mu - (R.c2 * delta - R.s2 * J.I01);
-  J.I01 = R.s2 * delta + R.c2 * J.I01;
-  J.I02 = R.c * I02 - R.s * J.I12;
-  J.I12 = R.s * I02 + R.c * J.I12;
+  rotate_in_plane(R, J.h0, J.h1, J.I00, J.I11, J.I01, J.I02, J.I12);
 }
-// The same about x (the block of axes 1 and 2).
 LIEMBS_STRONG_INLINE void rotate_x(InertiaParameters& J, const AxisRotation& R) {
-  const double mu = 0.5 * (J.I11 + J.I22), delta = 0.5 * (J.I11 - J.I22);
-  const double h1 = J.h1, I01 = J.I01;
-  J.h1 = R.c * h1 - R.s * J.h2;
-  J.h2 = R.s * h1 + R.c * J.h2;
-  J.I11 = mu + (R.c2 * delta - R.s2 * J.I12);
-  J.I22 = mu - (R.c2 * delta - R.s2 * J.I12);
-  J.I12 = R.s2 * delta + R.c2 * J.I12;
-  J.I01 = R.c * I01 - R.s * J.I02;
-  J.I02 = R.s * I01 + R.c * J.I02;
+  rotate_in_plane(R, J.h1, J.h2, J.I11, J.I22, J.I12, J.I01, J.I02);
 }
-// The inertia about a point t e_z below the origin (the body frame shifted by t along z):
-// shifted_inertia (kernel_types.hpp) with s = t e_z.
-LIEMBS_STRONG_INLINE void shift_z(InertiaParameters& J, double t) {
-  const double d = t * (2.0 * J.h2 + J.m * t);
-  J.I00 += d;
-  J.I11 += d;
-  J.I02 -= t * J.h0;
-  J.I12 -= t * J.h1;
-  J.h2 += J.m * t;
+// The inertia about a point t e_a below the origin (the body frame shifted by t along axis
+// a; b and c the other two): shifted_inertia (kernel_types.hpp) with s = t e_a.
+LIEMBS_STRONG_INLINE void shift_along(double m, double t, double& ha, double hb, double hc, double& Ibb, double& Icc,
+                                      double& Iab, double& Iac) {
+  const double d = t * (2.0 * ha + m * t);
+  Ibb += d;
+  Icc += d;
+  Iab -= t * hb;
+  Iac -= t * hc;
+  ha += m * t;
 }
-// The same along x.
-LIEMBS_STRONG_INLINE void shift_x(InertiaParameters& J, double t) {
-  const double d = t * (2.0 * J.h0 + J.m * t);
-  J.I11 += d;
-  J.I22 += d;
-  J.I01 -= t * J.h1;
-  J.I02 -= t * J.h2;
-  J.h0 += J.m * t;
-}
+LIEMBS_STRONG_INLINE void shift_z(InertiaParameters& J, double t) { shift_along(J.m, t, J.h2, J.h0, J.h1, J.I00, J.I11, J.I02, J.I12); }
+LIEMBS_STRONG_INLINE void shift_x(InertiaParameters& J, double t) { shift_along(J.m, t, J.h0, J.h1, J.h2, J.I11, J.I22, J.I01, J.I02); }
 
 }  // namespace elemental
 
