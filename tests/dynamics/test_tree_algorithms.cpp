@@ -9,6 +9,7 @@
 // failure, never a silent skip.
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/closed_form.hpp>
+#include <liembs/dynamics/elemental_mass_matrix.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/lie/se3.hpp>
@@ -197,6 +198,29 @@ TEST_CASE("CRBA writes every entry of M, whatever the output held, and M does no
       }
     }
   });
+}
+
+TEST_CASE("CRBA on a deep chain (body-fixed's world-frame walk, not the elemental frames) equals the closed form",
+          "[dynamics]") {
+  // The random trees above are shallow, so body-fixed runs its CRBA on elemental frames
+  // there; a chain of 30 (mean walk 14.5 > ElementalMassMatrix::max_mean_walk) takes the
+  // world-frame walk in every representation.
+  Representations representations;
+  REQUIRE_ALL_REPRESENTATIONS(representations);
+  for (const bool floating : {false, true}) {
+    INFO((floating ? "floating" : "fixed") << " chain of 30");
+    const Model model = random_tree_model(5, tree_options(30, false, floating, {JointType::revolute, JointType::prismatic}));
+    BoundTree bound = bind_all(representations, model);
+    REQUIRE_FALSE(ElementalMassMatrix(align_node_frames(*bound.tree)).preferred());
+    const TreeState state = random_state(*bound.tree, 31);
+    const Eigen::MatrixXd reference = closed_form::mass_matrix(*bound.tree, state);
+    for (auto& [name, dynamics] : bound.dynamics) {
+      INFO("representation " << name);
+      Eigen::MatrixXd mass;
+      dynamics->mass_matrix(state, mass);
+      CHECK(relative_error(mass, reference) < roundoff_tolerance);
+    }
+  }
 }
 
 TEST_CASE("recursive forward dynamics (ABA and CRBA + Cholesky) equal the closed form and invert the RNEA",
