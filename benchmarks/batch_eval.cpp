@@ -26,6 +26,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <string>
 
 namespace fs = std::filesystem;
 using namespace liembs;
@@ -191,16 +192,26 @@ int main(int argc, char** argv) {
               ".npy rows/s per core | CSV rows/s per core | scaling on 2 threads (wall): batch, .npy, CSV | "
               "CPU per row, 2 threads / 1: batch, .npy, CSV |\n"
               "|---|---|---|---|---|---|---|---|\n");
+  // A cell whose entries did not run (a --benchmark_filter) is left as "-".
+  const auto cell = [](double numerator, double denominator, const char* format = "%.2f") {
+    if (numerator == 0.0 || denominator == 0.0) return std::string("-");
+    char text[32];
+    std::snprintf(text, sizeof text, format, numerator / denominator);
+    return std::string(text);
+  };
   for (const std::string algorithm : {"rnea", "aba"}) {
     const std::string p = "iiwa/" + algorithm + "/";
     const double kernel = c(p + "kernel-sum/real_time");
     if (kernel == 0.0) continue;
-    std::printf("| %s | %.0f | %.2f | %.2f | %.0f | %.0f | %.2f, %.2f, %.2f | %.2f, %.2f, %.2f |\n", algorithm.c_str(),
-                1e9 / kernel, c(p + "batch/1/real_time") / kernel, c(p + "npy/1/real_time") / kernel,
-                1e9 / c(p + "npy/1/real_time"), 1e9 / c(p + "csv/1/real_time"),
-                t(p + "batch/1/real_time") / t(p + "batch/2/real_time"), t(p + "npy/1/real_time") / t(p + "npy/2/real_time"),
-                t(p + "csv/1/real_time") / t(p + "csv/2/real_time"), c(p + "batch/2/real_time") / c(p + "batch/1/real_time"),
-                c(p + "npy/2/real_time") / c(p + "npy/1/real_time"), c(p + "csv/2/real_time") / c(p + "csv/1/real_time"));
+    const auto ratio_of = [&](const auto& of, const std::string& a, const std::string& b) {
+      return cell(of(p + a + "/real_time"), of(p + b + "/real_time"));
+    };
+    std::printf("| %s | %.0f | %s | %s | %s | %s | %s, %s, %s | %s, %s, %s |\n", algorithm.c_str(), 1e9 / kernel,
+                ratio_of(c, "batch/1", "kernel-sum").c_str(), ratio_of(c, "npy/1", "kernel-sum").c_str(),
+                cell(1e9, c(p + "npy/1/real_time"), "%.0f").c_str(), cell(1e9, c(p + "csv/1/real_time"), "%.0f").c_str(),
+                ratio_of(t, "batch/1", "batch/2").c_str(), ratio_of(t, "npy/1", "npy/2").c_str(),
+                ratio_of(t, "csv/1", "csv/2").c_str(), ratio_of(c, "batch/2", "batch/1").c_str(),
+                ratio_of(c, "npy/2", "npy/1").c_str(), ratio_of(c, "csv/2", "csv/1").c_str());
   }
   return 0;
 }

@@ -161,6 +161,8 @@ const std::string differences = "integrator.newton_derivatives=finite-difference
 const IntegratorChoice generalized_alpha_fd{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
                                             {differences}, "generalized-alpha-fd"};
 const IntegratorChoice ida_fd{"ida", Control::relative_tolerance, ida.ladder, {differences}, "ida-fd"};
+const IntegratorChoice ida_dae{"ida", Control::relative_tolerance, ida.ladder, {"integrator.unconstrained_form=dae"},
+                               "ida-dae"};
 // A tree without loops in either form with analytic matrices (the default is one of them).
 const IntegratorChoice generalized_alpha_ode{"generalized-alpha", Control::step_size, generalized_alpha.ladder,
                                              {"integrator.unconstrained_form=ode"}, "generalized-alpha-ode"};
@@ -178,7 +180,7 @@ const IntegratorChoice bdf{"bdf", Control::step_size, bdf_ladder, {"integrator.o
 const IntegratorChoice bdf_fd{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2", differences}, "bdf2-fd"};
 const std::vector<const IntegratorChoice*> newton_matrix_integrators = {
     &generalized_alpha, &generalized_alpha_fd, &generalized_alpha_ode, &generalized_alpha_dae,
-    &generalized_alpha_every_step, &generalized_alpha_fd_every_step, &ida, &ida_fd, &bdf, &bdf_fd};
+    &generalized_alpha_every_step, &generalized_alpha_fd_every_step, &ida, &ida_fd, &ida_dae, &bdf, &bdf_fd};
 std::vector<const IntegratorChoice*> integrators = all_integrators;
 
 std::string benchmark_name(const Row& row, const IntegratorChoice& integrator) {

@@ -6,8 +6,9 @@
 // Unknowns y and residuals F(t, y, y') = 0 of the formulations:
 //   ode (no constraints)      y = (xi, V)
 //     xi' - dexp^-1_{-xi}(V) = 0,   V' - rates(X, V) = 0
-//     (a formulation that gives analytic derivatives, a tree, is solved instead as ggl without
-//     constraint rows, M V' - Q = 0, unless newton_derivatives = "finite-differences": dae_system())
+//     (unconstrained_form = "dae": a formulation that gives analytic derivatives, a tree, is
+//     solved instead as ggl without constraint rows, M V' - Q = 0, unless newton_derivatives =
+//     "finite-differences": dae_system())
 //   index1-projection         y = (xi, V, lambda); lambda algebraic
 //     xi' - dexp^-1_{-xi}(V) = 0,   M V' + J^T lambda - Q = 0,   J V' - eta = 0   (002 eq. 3)
 //     and at every output point the state is projected onto g = 0, J V = nu and IDA restarts.
@@ -40,9 +41,12 @@
 //    [J E,                          0,          0,      0    ]]
 // with R = d(J^T mu)/d delta = K(V', lambda + mu) - K(V', lambda) (K is linear in lambda).
 // d(D w)/dxi, a derivative of the group's chart map only (no dynamics), is differenced.
-// Otherwise (index1-projection, the
-// ODE, formulations without analytic derivatives, or newton_derivatives =
-// "finite-differences") IDA differences F itself, one residual per column.
+// The ODE form (unconstrained_form = "ode", the default) is the same matrix with m = 0, M = 1,
+// C = -dF/dV and K = -dF/d delta from the formulation's analytic rate derivatives (a tree's
+// dFD, VelocityRateDerivatives; MotionEquations):
+//   [[c_j 1 - d(D V)/dxi, -D], [K E, C + c_j 1]].
+// Otherwise (index1-projection, formulations without analytic derivatives, or
+// newton_derivatives = "finite-differences") IDA differences F itself, one residual per column.
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -65,6 +69,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -142,7 +147,8 @@ class IdaIntegrator final : public Integrator {
     max_steps_ = static_cast<long>(options.integer_or("max_steps", 100000, 1, 1000000000));
     // Below pi the chart is far from the singularity of dexp^-1 at 2 pi.
     rebase_threshold_ = options.number_or("rebase_threshold", 1.0, {0.0, 3.0, true, false});
-    derivatives_ = NewtonDerivatives(read_derivative_method(options));
+    derivatives_ = NewtonDerivatives(read_derivative_method(options),
+                                     read_unconstrained_form(options, UnconstrainedForm::ode));
   }
 
   std::string description() const override {
@@ -266,13 +272,15 @@ class IdaIntegrator final : public Integrator {
   void begin(const StateSpace& space, ForwardDynamics& dynamics, const State& initial) {
     space_ = &space;
     dynamics_ = &dynamics;
-    // A tree without loops that gives analytic derivatives is solved as GGL without constraint
-    // rows, M V' = Q (dae_system), so that its Newton matrix is analytic.
-    system_ = dae_system(dynamics, derivatives_.dae_form());
     n_ = static_cast<Eigen::Index>(space.velocity_dimension());
+    // A tree without loops that gives analytic derivatives is solved in its ODE form with the
+    // rate derivatives, or with unconstrained_form = "dae" as GGL without constraint rows,
+    // M V' = Q (dae_system); either way its Newton matrix is analytic.
+    equations_.emplace(dynamics, n_, derivatives_.dae_form(), derivatives_.analytic_odes());
+    system_ = equations_->system();
     m_ = system_ ? system_->constraint_count() : 0;
     formulation_ = m_ > 0 ? constrained_formulation_ : system_ ? Formulation::ggl : Formulation::ode;
-    choose_jacobian(dynamics);
+    choose_jacobian();
     const Eigen::Index size = formulation_ == Formulation::ggl ? 2 * n_ + 2 * m_ : 2 * n_ + m_;
     if (!ida_ || size != size_ || formulation_ != solver_formulation_) create_solver(size);
     solver_formulation_ = formulation_;
@@ -547,12 +555,12 @@ class IdaIntegrator final : public Integrator {
     }
   }
 
-  // The Newton matrix from analytic derivatives (ggl) when the formulation gives C, K and P and
-  // the run does not ask for differences; newton_derivatives = "analytic" where that is not
-  // possible is an error.
-  void choose_jacobian(ForwardDynamics& dynamics) {
+  // The Newton matrix from analytic derivatives (ggl, or the ODE form with rate derivatives)
+  // when the formulation gives C, K and P and the run does not ask for differences;
+  // newton_derivatives = "analytic" where that is not possible is an error.
+  void choose_jacobian() {
     constexpr unsigned needed = dae::damping | dae::stiffness | dae::velocity_constraint;
-    MotionEquations equations(dynamics, n_, derivatives_.dae_form());
+    const MotionEquations& equations = *equations_;
     derivatives_.reset();
     if (derivatives_.method() == DerivativeMethod::analytic && formulation_ == Formulation::index1_projection)
       throw SimulationError(
@@ -560,25 +568,29 @@ class IdaIntegrator final : public Integrator {
           "formulation's d(J V' - eta)/dq is not available analytically); use newton_derivatives = "
           "\"finite-differences\", or leave the key out");
     derivatives_.require(equations, needed, "ida");
-    analytic_jacobian_ =
-        formulation_ == Formulation::ggl && derivatives_.analytic_parts(equations, needed) == needed;
+    analytic_jacobian_ = formulation_ != Formulation::index1_projection &&
+                         derivatives_.analytic_parts(equations, needed) == needed;
   }
 
-  // J = dF/dy + c_j dF/dy' of the ggl residual (see the top of the file), column-major into `out`.
+  // J = dF/dy + c_j dF/dy' of the ggl residual, or of the ODE (m = 0, M = 1; see the top of the
+  // file), column-major into `out`.
   int jacobian(double t, double cj, const double* y_data, const double* yp_data, double* out) {
     constexpr unsigned needed = dae::damping | dae::stiffness | dae::velocity_constraint;
     set_state(work_, y_data, t);  // also xi_
     const Eigen::Map<const Eigen::VectorXd> y(y_data, size_), yp(yp_data, size_);
-    system_->evaluate(work_, terms_, dae::mass | dae::forces | dae::jacobian | dae::velocity_rhs);
+    MotionEquations& equations = *equations_;
+    // The ODE form's M = 1 and empty J need no evaluation of the rates (Q).
+    equations.evaluate(work_, terms_, dae::mass | dae::jacobian | dae::velocity_rhs | (system_ ? dae::forces : 0u));
     acceleration_ = yp.segment(n_, n_);
     multipliers_ = y.segment(2 * n_, m_);
-    MotionEquations equations(*dynamics_, n_, derivatives_.dae_form());
     derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, derivative_values_, needed);
-    // R = d(J^T mu)/d delta, from K at lambda + mu.
-    multipliers_ += y.segment(2 * n_ + m_, m_);
-    derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, shifted_values_,
-                          dae::stiffness);
-    shifted_values_.stiffness -= derivative_values_.stiffness;
+    // R = d(J^T mu)/d delta, from K at lambda + mu (none without constraint rows).
+    if (m_ > 0) {
+      multipliers_ += y.segment(2 * n_ + m_, m_);
+      derivatives_.evaluate(*space_, equations, work_, terms_, acceleration_, multipliers_, shifted_values_,
+                            dae::stiffness);
+      shifted_values_.stiffness -= derivative_values_.stiffness;
+    }
 
     // D = dexp^-1_{-xi} column by column (it is linear in its argument), E = D^-1.
     chart_map_.resize(n_, n_);
@@ -610,7 +622,8 @@ class IdaIntegrator final : public Integrator {
     const Eigen::Index n = n_, m = m_;
     const DaeDerivatives& d = derivative_values_;
     matrix.setZero();
-    matrix.topLeftCorner(n, n).noalias() = -chart_derivative_ - chart_map_ * shifted_values_.stiffness * tangent_map_;
+    matrix.topLeftCorner(n, n) = -chart_derivative_;
+    if (m > 0) matrix.topLeftCorner(n, n).noalias() -= chart_map_ * shifted_values_.stiffness * tangent_map_;
     matrix.topLeftCorner(n, n).diagonal().array() += cj;
     matrix.block(0, n, n, n) = -chart_map_;
     matrix.block(0, 2 * n + m, n, m).noalias() = -chart_map_ * terms_.jacobian.transpose();
@@ -707,7 +720,8 @@ class IdaIntegrator final : public Integrator {
   bool bound_ = false;
   const StateSpace* space_ = nullptr;
   ForwardDynamics* dynamics_ = nullptr;
-  ConstrainedSystem* system_ = nullptr;
+  std::optional<MotionEquations> equations_;  // of the bound dynamics (begin)
+  ConstrainedSystem* system_ = nullptr;        // equations_->system(): null for the ODE form
   Formulation formulation_ = Formulation::ode;
   Formulation solver_formulation_ = Formulation::ode;  // the one IDA's memory was set up for
   Eigen::Index n_ = 0, m_ = 0, size_ = 0;

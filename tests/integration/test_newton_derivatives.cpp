@@ -355,13 +355,17 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
     CHECK(error_of({name, "algorithm.name=newton-euler", "integrator.newton_derivatives=analytic",
                     "simulation.end_time=0.01"}) == "no error");
   }
-  CHECK_THAT(error_of({"integrator.name=generalized-alpha", "integrator.unconstrained_form=implicit"}),
-             Contains("unconstrained_form") && Contains("ode"));
-  // A free body in absolute coordinates has no rate derivatives of its own: generalized-alpha's
-  // default ODE form leaves it in its DAE form, with analytic matrices.
-  for (const char* form : {"ode", "dae"})
-    CHECK(run_to_end("tests/data/free-body-implicit.toml", {std::string("integrator.unconstrained_form=") + form})
-              .statistics.at("analytic_derivatives") == 1.0);
+  for (const char* integrator : {"generalized-alpha", "ida"}) {
+    INFO(integrator);
+    const std::string name = std::string("integrator.name=") + integrator;
+    CHECK_THAT(error_of({name, "integrator.unconstrained_form=implicit"}),
+               Contains("unconstrained_form") && Contains("ode"));
+    // A free body in absolute coordinates has no rate derivatives of its own: the default ODE
+    // form leaves it in its DAE form, with analytic matrices.
+    for (const char* form : {"ode", "dae"})
+      CHECK(run_to_end("tests/data/free-body-implicit.toml", {name, std::string("integrator.unconstrained_form=") + form})
+                .statistics.at("analytic_derivatives") == 1.0);
+  }
   // ida's index-1 formulation has no analytic d(J V' - eta)/dq.
   CHECK_THAT(error_of({"integrator.name=ida", "integrator.formulation=index1-projection", "algorithm.name=newton-euler",
                        "integrator.newton_derivatives=analytic", "simulation.end_time=0.01"}),
@@ -537,6 +541,16 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       CHECK(a.at("analytic_derivatives") == 1.0);
       CHECK(d.at("analytic_derivatives") == 0.0);
       check_same_motion(analytic, differenced, 1e-6, 1e-5);
+      // Both forms of a tree without loops: the ODE V' = F with dFD (the default), the DAE
+      // M V' = Q as GGL without constraint rows with dID.
+      for (const char* form : {"ode", "dae"}) {
+        std::vector<std::string> with_form = ida;
+        with_form.push_back(std::string("integrator.unconstrained_form=") + form);
+        const RunResult formed = run_with(with_form, "analytic");
+        INFO(form << " form");
+        CHECK(formed.statistics.at("analytic_derivatives") == 1.0);
+        check_same_motion(formed, differenced, 1e-6, 1e-5);
+      }
       // No bound on the step counts: IDA's step sequence on these GGL systems moves with
       // perturbations of the Newton matrix far below its accuracy (on the spatial four-bar
       // 1e-12 relative noise in the analytic matrix moved the steps from 2473 to 1380, IDA's
