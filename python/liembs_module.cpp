@@ -21,6 +21,7 @@
 #include <Eigen/Geometry>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <iterator>
@@ -118,6 +119,33 @@ class Evaluator {
     return result;
   }
 
+  // Rows whose inputs come in pieces, piece p (row-major, widths[p] values a row) holding the
+  // next widths[p] inputs of every row (the tree algorithms' q, q' and a third argument): each
+  // thread gathers its rows' pieces into a row of its own and evaluates it, so no serial pass
+  // packs the states first. Outputs (rows, output_count()); the same numbers, bit for bit, as
+  // evaluate_rows on the packed rows.
+  py::array_t<double> evaluate_pieces(const std::vector<const double*>& pieces, const std::vector<std::size_t>& widths,
+                                      std::size_t rows) {
+    const std::size_t width = batch_.input_count(), out_width = batch_.output_count();
+    py::array_t<double> result({rows, out_width});
+    double* out = result.mutable_data();
+    // A row per thread, each on cache lines of its own (no false sharing between the threads).
+    constexpr std::size_t line = 64 / sizeof(double);
+    const std::size_t stride = (width + line - 1) / line * line + line;
+    std::vector<double> gathered(batch_.threads() * stride + line);
+    double* const first = gathered.data() + (line - reinterpret_cast<std::uintptr_t>(gathered.data()) / sizeof(double) % line) % line;
+    {
+      py::gil_scoped_release unlocked;
+      batch_.for_each_row(rows, [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
+        double* const own = first + worker * stride;
+        double* in = own;
+        for (std::size_t p = 0; p < pieces.size(); ++p) in = std::copy_n(pieces[p] + row * widths[p], widths[p], in);
+        evaluator.evaluate(own, out + row * out_width);
+      });
+    }
+    return result;
+  }
+
   // One state already gathered into a row of the inputs, into `out` (output_count() values).
   void evaluate_one(const double* in, double* out) { batch_.evaluate({in, batch_.input_count()}, {out, batch_.output_count()}); }
   std::size_t output_count() const { return batch_.output_count(); }
@@ -189,10 +217,18 @@ class ModelHandle {
                           std::to_string(expected) + (a == 0 && tree_->floating_base ? " (base x y z qw qx qy qz, then q)" : ""));
       width += expected;
     }
-    // Small batches are assembled in a buffer of the model (the GIL is held throughout),
-    // large ones in their own.
-    std::vector<double> own;
-    std::vector<double>& states = rows < static_cast<py::ssize_t>(min_rows_per_thread) ? scratch_ : own;
+    // Large batches are gathered row by row on the threads (the GIL released); small ones are
+    // assembled in a buffer of the model (the GIL held throughout).
+    if (rows >= static_cast<py::ssize_t>(min_rows_per_thread)) {
+      std::vector<const double*> pieces;
+      std::vector<std::size_t> widths;
+      for (const Array& argument : arguments) {
+        pieces.push_back(argument.data());
+        widths.push_back(static_cast<std::size_t>(argument.shape(1)));
+      }
+      return shape_result(algorithm, evaluator.evaluate_pieces(pieces, widths, static_cast<std::size_t>(rows)), batch);
+    }
+    std::vector<double>& states = scratch_;
     states.resize(static_cast<std::size_t>(rows) * width);
     double* row = states.data();
     for (py::ssize_t r = 0; r < rows; ++r)
