@@ -513,6 +513,18 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       return run_to_end(c.file, overrides);
     };
     INFO(c.file << " on " << c.group);
+    // The integrator in the ODE and the DAE form, analytic, moves as `differenced` does.
+    auto check_both_forms = [&](const std::vector<std::string>& integrator, const RunResult& differenced,
+                                double pose_tolerance, double twist_tolerance) {
+      for (const char* form : {"ode", "dae"}) {
+        std::vector<std::string> with_form = integrator;
+        with_form.push_back(std::string("integrator.unconstrained_form=") + form);
+        const RunResult formed = run_with(with_form, "analytic");
+        INFO(form << " form");
+        CHECK(formed.statistics.at("analytic_derivatives") == 1.0);
+        check_same_motion(formed, differenced, pose_tolerance, twist_tolerance);
+      }
+    };
     {
       const std::vector<std::string> alpha{"integrator.name=generalized-alpha", "integrator.newton_tolerance=1e-10",
                                            "simulation.step_size=1e-3"};
@@ -521,14 +533,7 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       CHECK(differenced.statistics.at("analytic_derivatives") == 0.0);
       check_same_motion(analytic, differenced, 1e-8, 1e-6);
       // Both forms of a tree without loops (ODE with dFD, DAE with dID; the default is one).
-      for (const char* form : {"ode", "dae"}) {
-        std::vector<std::string> with_form = alpha;
-        with_form.push_back(std::string("integrator.unconstrained_form=") + form);
-        const RunResult formed = run_with(with_form, "analytic");
-        INFO(form << " form");
-        CHECK(formed.statistics.at("analytic_derivatives") == 1.0);
-        check_same_motion(formed, differenced, 1e-8, 1e-6);
-      }
+      check_both_forms(alpha, differenced, 1e-8, 1e-6);
     }
     {
       const std::vector<std::string> ida{"integrator.name=ida", "integrator.relative_tolerance=1e-9",
@@ -543,14 +548,7 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       check_same_motion(analytic, differenced, 1e-6, 1e-5);
       // Both forms of a tree without loops: the ODE V' = F with dFD (the default), the DAE
       // M V' = Q as GGL without constraint rows with dID.
-      for (const char* form : {"ode", "dae"}) {
-        std::vector<std::string> with_form = ida;
-        with_form.push_back(std::string("integrator.unconstrained_form=") + form);
-        const RunResult formed = run_with(with_form, "analytic");
-        INFO(form << " form");
-        CHECK(formed.statistics.at("analytic_derivatives") == 1.0);
-        check_same_motion(formed, differenced, 1e-6, 1e-5);
-      }
+      check_both_forms(ida, differenced, 1e-6, 1e-5);
       // No bound on the step counts: IDA's step sequence on these GGL systems moves with
       // perturbations of the Newton matrix far below its accuracy (on the spatial four-bar
       // 1e-12 relative noise in the analytic matrix moved the steps from 2473 to 1380, IDA's
