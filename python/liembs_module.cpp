@@ -10,6 +10,7 @@
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
+#include <liembs/sim/linearization.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/version.hpp>
 
@@ -459,6 +460,44 @@ py::dict validate(const Source& source, const std::vector<std::string>& set) {
   return result;
 }
 
+// A and B of x' = f(x, tau) about the run's initial state or the state at time `at`, as
+// `liembs linearize` (liembs/sim/linearization.hpp): the same numbers as A.csv, B.csv and the
+// entries of linearization.json; with `output`, those files are written too.
+py::dict linearize(const Source& source, const std::vector<std::string>& set, std::optional<double> at,
+                   const std::optional<std::string>& output) {
+  auto loaded = load(source, set, RunPurpose::simulate);
+  Run& run = loaded->run;
+  Linearization linearization;
+  {
+    py::gil_scoped_release unlocked;
+    linearization = linearize_run(run, at);
+    if (output) write_linearization(run, linearization, std::filesystem::path(*output));
+  }
+  const TreeState& x0 = linearization.state;
+  const Eigen::Index nv = linearization.A.rows() / 2, offset = linearization.floating_base ? 6 : 0;
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(2 * nv);  // a floating base's delta is 0 at x0
+  x.segment(offset, x0.q.size()) = x0.q;
+  if (linearization.floating_base) x.segment<6>(nv) = x0.base_twist;
+  x.tail(x0.qd.size()) = x0.qd;
+  py::dict result = choices(run);
+  result["time"] = linearization.time;
+  result["method"] = linearization.method;
+  if (!linearization.fallback_reason.empty()) result["fallback_reason"] = linearization.fallback_reason;
+  result["A"] = linearization.A;
+  result["B"] = linearization.B;
+  result["state_names"] = linearization.state_names;
+  result["input_names"] = linearization.input_names;
+  result["x0"] = x;
+  result["tau0"] = linearization.force;
+  result["rates"] = linearization.rates;
+  if (linearization.floating_base) {
+    const Eigen::Quaterniond rotation(x0.base.R);
+    result["base_position"] = Eigen::Vector3d(x0.base.r);
+    result["base_quaternion_wxyz"] = Eigen::Vector4d(rotation.w(), rotation.x(), rotation.y(), rotation.z());
+  }
+  return result;
+}
+
 // The tree algorithms and their arguments (positions, velocities, third).
 struct NamedAlgorithm {
   const char* method;
@@ -617,7 +656,14 @@ PYBIND11_MODULE(liembs, module) {
             return simulate(m.source(), set, output);
           },
           py::arg("set") = std::vector<std::string>{}, py::arg("output") = py::none(),
-          "Runs the file's simulation; returns (trajectory: dict of arrays, summary: dict).");
+          "Runs the file's simulation; returns (trajectory: dict of arrays, summary: dict).")
+      .def(
+          "linearize",
+          [](const ModelHandle& m, std::optional<double> at, const std::vector<std::string>& set,
+             const std::optional<std::string>& output) { return linearize(m.source(), set, at, output); },
+          py::kw_only(), py::arg("at") = py::none(), py::arg("set") = std::vector<std::string>{},
+          py::arg("output") = py::none(),
+          "A and B of x' = f(x, tau) about the file's initial state (or its state at time `at`), as `liembs linearize`.");
   for (std::size_t index = 0; index < std::size(named_algorithms); ++index) {
     const NamedAlgorithm& named = named_algorithms[index];
     if (named.arguments == 1)
@@ -651,6 +697,17 @@ PYBIND11_MODULE(liembs, module) {
       py::arg("plugin_path") = std::vector<std::string>{},
       "Runs a run file as `liembs run` does; returns (trajectory: dict of arrays, summary: dict). With `output`, "
       "trajectory.csv and summary.json are written there too.");
+  module.def(
+      "linearize",
+      [](const std::string& file, std::optional<double> at, const std::vector<std::string>& set,
+         const std::optional<std::string>& output, const std::vector<std::string>& plugin_path) {
+        return linearize(file_source(file, {}, plugin_path), set, at, output);
+      },
+      py::arg("file"), py::kw_only(), py::arg("at") = py::none(), py::arg("set") = std::vector<std::string>{},
+      py::arg("output") = py::none(), py::arg("plugin_path") = std::vector<std::string>{},
+      "Linearizes a run file's tree as `liembs linearize` does: a dict with A (2 nv x 2 nv), B (2 nv x nv), "
+      "state_names, input_names, x0, tau0, rates, time, method and the run's choices; with `output`, A.csv, "
+      "B.csv and linearization.json are written there too.");
   module.def(
       "validate",
       [](const std::string& file, const std::vector<std::string>& set, const std::vector<std::string>& plugin_path) {

@@ -236,3 +236,48 @@ def test_geometric_derivatives_name_bad_arguments():
         model.rnea_geometric_derivatives(np.zeros(7), np.zeros(7), np.zeros(6))
     with pytest.raises(TypeError, match="argument 2"):
         model.rnea_geometric_derivatives(np.zeros(7), {}, np.zeros(7))
+
+
+@pytest.mark.parametrize("file", [ARM, FLOATING])
+def test_linearize_equals_central_differences_and_the_files_of_liembs_linearize(file, tmp_path):
+    """liembs.linearize's A and B against central differences of Model.aba about the same
+    state (the velocity rows; the configuration rows are the identity on u for joints), and
+    its numbers against A.csv and B.csv of `liembs linearize` on the same file."""
+    model = liembs.Model(file)
+    result = liembs.linearize(file, at=0.01, output=str(tmp_path / "py"))
+    nv = model.nv
+    A, B = result["A"], result["B"]
+    assert A.shape == (2 * nv, 2 * nv) and B.shape == (2 * nv, nv)
+    assert result["method"] == "analytic" and result["time"] == pytest.approx(0.01)
+    assert len(result["state_names"]) == 2 * nv and len(result["input_names"]) == nv
+    # The state at t: the base pose and joint coordinates in Model's layout, the velocities.
+    x0, tau0 = result["x0"], result["tau0"]
+    qd = x0[nv:]
+    if model.floating_base:
+        q = np.concatenate([result["base_position"], result["base_quaternion_wxyz"], x0[6:nv]])
+    else:
+        q = x0[:nv]
+    assert np.allclose(model.aba(q, qd, tau0), result["rates"][nv:], atol=1e-10)
+    by_q = central_differences(model, lambda q_, qd_: model.aba(q_, qd_, tau0), q, qd, False)
+    by_u = central_differences(model, lambda q_, qd_: model.aba(q_, qd_, tau0), q, qd, True)
+    assert close(A[nv:, :nv], by_q, 1e-6)
+    assert close(A[nv:, nv:], by_u, 1e-6)
+    assert close(B[nv:], np.linalg.inv(model.crba(q)), 1e-8)
+    joints = slice(6, nv) if model.floating_base else slice(0, nv)
+    assert np.array_equal(A[joints, nv:][:, joints], np.eye(nv - (6 if model.floating_base else 0)))
+    # The same numbers as the liembs program's files, and Python's own files equal them.
+    completed = subprocess.run([CLI, "linearize", file, "--at", "0.01", "--output", str(tmp_path / "cli"), "--quiet"],
+                               capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    for name, matrix in (("A.csv", A), ("B.csv", B)):
+        from_cli = np.loadtxt(tmp_path / "cli" / name, delimiter=",", skiprows=1, usecols=range(1, matrix.shape[1] + 1))
+        assert np.array_equal(from_cli, matrix)
+        assert (tmp_path / "py" / name).read_text() == (tmp_path / "cli" / name).read_text()
+    assert np.array_equal(model.linearize(at=0.01)["A"], A)
+
+
+def test_linearize_errors_carry_the_messages_of_the_liembs_program():
+    with pytest.raises(liembs.ConfigError, match="the linearization time 5 s is outside the run's"):
+        liembs.linearize(ARM, at=5.0)
+    with pytest.raises(liembs.ConfigError, match="unknown key 'simulation.end_tme'"):
+        liembs.linearize(ARM, set=["simulation.end_tme=1.0"])
