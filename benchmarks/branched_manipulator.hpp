@@ -22,7 +22,8 @@ inline std::string branched_manipulator_urdf(int bodies_per_branch, int branches
     const double angle = 2.0 * pi * branch / branches;
     std::string parent = "B1";
     for (int body = 0; body < bodies_per_branch; ++body) {
-      const std::string name = "b" + std::to_string(branch) + "_" + std::to_string(body);
+      std::string name(1, 'b');  // (not "b" + ...: GCC 12's -Wrestrict false positive, bug 105329)
+      name += std::to_string(branch) + "_" + std::to_string(body);
       xml << "  <joint name=\"q" << name << "\" type=\"revolute\"><parent link=\"" << parent << "\"/><child link=\""
           << name << "\"/>";
       if (body == 0) xml << "<origin xyz=\"" << 0.09 * std::cos(angle) << " " << 0.09 * std::sin(angle) << " -0.1\"/>";

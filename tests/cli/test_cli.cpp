@@ -359,7 +359,7 @@ TEST_CASE("a model from a URDF file: errors name the TOML key and the URDF probl
   const fs::path dir = scratch("urdf-errors");
   const auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir / name) << text;
-    return "'" + (dir / name).string() + "'";
+    return cli_test::single_quoted(dir / name);
   };
   const std::string tail = "[group]\nname = \"SE3\"\n[integrator]\nname = \"rkmk\"\n[simulation]\nend_time = 1.0\n"
                            "step_size = 0.01\n";

@@ -187,7 +187,7 @@ std::string loaded_pendulum(const fs::path& dir, const std::string& extra = "") 
                       << "\n[[model.loads]]\nbody = \"lower\"\nframe = \"body\"\nmoment = [0.1, 0.3, -0.2]\nforce = [1.0, 0.4, 0.5]\n"
                       << "\n[[model.loads]]\nbody = \"upper\"\nframe = \"world\"\nmoment = [0.2, 0.0, 0.1]\nforce = [0.3, -0.5, 2.0]\n"
                       << extra;
-  return "'" + file.string() + "'";
+  return cli_test::single_quoted(file);
 }
 
 }  // namespace

@@ -140,7 +140,7 @@ TEST_CASE("recursive inverse dynamics, mass, Coriolis and gravity terms equal th
           "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+  for_each_random_tree(representations, [&](unsigned seed, const Model&, BoundTree& bound) {
     const KinematicTree& tree = *bound.tree;
     const int nv = tree.velocity_dimension();
     const TreeState state = random_state(tree, 1000 + seed);
@@ -227,7 +227,7 @@ TEST_CASE("recursive forward dynamics (ABA and CRBA + Cholesky) equal the closed
           "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+  for_each_random_tree(representations, [&](unsigned seed, const Model&, BoundTree& bound) {
     const KinematicTree& tree = *bound.tree;
     const int nv = tree.velocity_dimension();
     const TreeState state = random_state(tree, 3000 + seed);
@@ -300,7 +300,7 @@ TEST_CASE("recursive body kinematics and body Jacobians equal the closed form in
 TEST_CASE("recursive mass matrix is SPD and M' - 2C is skew-symmetric in every representation", "[dynamics]") {
   Representations representations;
   REQUIRE_ALL_REPRESENTATIONS(representations);
-  for_each_random_tree(representations, [&](unsigned seed, const Model& model, BoundTree& bound) {
+  for_each_random_tree(representations, [&](unsigned seed, const Model&, BoundTree& bound) {
     const KinematicTree& tree = *bound.tree;
     const TreeState state = random_state(tree, 8000 + seed);
     if (tree.velocity_dimension() == 0) return;

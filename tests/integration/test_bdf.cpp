@@ -255,7 +255,7 @@ TEST_CASE("a run with bdf writes the multipliers to trajectory.csv, one column p
   std::filesystem::remove_all(folder);
   auto loaded = load_test_run("four-bar-loop.toml", {"algorithm.name=newton-euler", "integrator.name=bdf",
                                                       "simulation.end_time=0.05", "simulation.step_size=0.01"});
-  execute_run(loaded.run, RunOutput{.directory = folder});
+  execute_run(loaded.run, RunOutput::into(folder));
   std::ifstream file(folder / "trajectory.csv");
   std::string header, line, first_row, last_row;
   std::getline(file, header);
@@ -336,7 +336,7 @@ TEST_CASE("a bdf step that fails throws SimulationError naming time, step size a
                                 {"algorithm.name=newton-euler", "integrator.name=bdf", "integrator.max_newton_iterations=1",
                                  "integrator.newton_tolerance=1e-14", "simulation.step_size=0.05",
                                  "simulation.end_time=0.2"});
-    CHECK_THROWS_WITH(execute_run(loaded.run, RunOutput{.directory = folder}),
+    CHECK_THROWS_WITH(execute_run(loaded.run, RunOutput::into(folder)),
                       Contains("bdf: the Newton iteration did not converge") && Contains("worst constraint joint '"));
     CHECK(!std::filesystem::exists(folder / "trajectory.csv"));
     CHECK(!std::filesystem::exists(folder / "summary.json"));

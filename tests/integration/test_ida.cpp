@@ -342,7 +342,7 @@ TEST_CASE("ida reports its statistics, cumulative over re-initialisations", "[id
 TEST_CASE("the run summary carries ida's statistics", "[ida]") {
   auto loaded = load_test_run("free-body.toml", {"integrator.name=ida"});
   const auto directory = std::filesystem::temp_directory_path() / ("liembs-test-ida-" + std::to_string(::getpid()));
-  execute_run(loaded.run, RunOutput{.directory = directory});
+  execute_run(loaded.run, RunOutput::into(directory));
   std::ifstream file(directory / "summary.json");
   std::stringstream text;
   text << file.rdbuf();

@@ -243,7 +243,7 @@ TEST_CASE("kinematics refuses a mechanism that is not fully driven, naming its d
     std::filesystem::remove_all(folder);
     std::string message = "no error";
     try {
-      execute_run(loaded.run, RunOutput{.directory = folder});
+      execute_run(loaded.run, RunOutput::into(folder));
     } catch (const ModelError& error) {
       message = error.what();
     }

@@ -294,7 +294,7 @@ TEST_CASE("the comparison detects a wrong model", "[peers][liembs]") {
   std::string heavier = urdf;
   const auto last_mass = heavier.rfind("<mass value=\"");
   REQUIRE(last_mass != std::string::npos);
-  heavier.insert(last_mass + std::string("<mass value=\"").size(), "1");  // "1.5" -> "11.5" etc.
+  heavier.insert(last_mass + std::string("<mass value=\"").size(), 1, '1');  // "1.5" -> "11.5" etc.
   const LieMBSModel wrong = bind_liembs(heavier, false, dart->joint_names());
   const Worst worst = compare(wrong, *dart, 7);
   CHECK(worst.inverse > 1e-3);

@@ -43,6 +43,15 @@ inline CsvTable parse_csv(const std::string& text) {
   return table;
 }
 
+// A path in single quotes, for a TOML string or a shell word. (Not "'" + path.string() + "'":
+// GCC 12's -Wrestrict misreads operator+(const char*, std::string&&), GCC bug 105329.)
+inline std::string single_quoted(const std::filesystem::path& path) {
+  std::string quoted(1, '\'');
+  quoted += path.string();
+  quoted += '\'';
+  return quoted;
+}
+
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream buffer;

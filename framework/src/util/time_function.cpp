@@ -107,6 +107,7 @@ double integer_power(double x, int k) {
 double Program::run(double t) const {
   constexpr int fixed = 64;
   double fixed_stack[fixed];
+  fixed_stack[0] = 0.0;  // (a valid program leaves its value there; GCC cannot see that)
   std::vector<double> large;
   double* stack = fixed_stack;
   if (stack_depth > fixed) {

@@ -86,10 +86,10 @@ LIEMBS_STRONG_INLINE SinCosLanes sincos(Lanes x) {
   using Bits = std::int64_t __attribute__((vector_size(16)));
   const Bits q = __builtin_convertvector(k, Bits);
   const Bits swap = -(q & 1);
-  const Bits sin_bits = reinterpret_cast<const Bits&>(sin_r), cos_bits = reinterpret_cast<const Bits&>(cos_r);
+  const Bits sin_bits = std::bit_cast<Bits>(sin_r), cos_bits = std::bit_cast<Bits>(cos_r);
   const Bits s = ((sin_bits & ~swap) | (cos_bits & swap)) ^ ((q & 2) << 62);
   const Bits c = ((cos_bits & ~swap) | (sin_bits & swap)) ^ (((q + 1) & 2) << 62);
-  return {reinterpret_cast<const Lanes&>(s), reinterpret_cast<const Lanes&>(c)};
+  return {std::bit_cast<Lanes>(s), std::bit_cast<Lanes>(c)};
 }
 
 }  // namespace liembs

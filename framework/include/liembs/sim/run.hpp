@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 
 namespace liembs {
@@ -94,6 +95,13 @@ struct RunOutput {
   std::optional<std::filesystem::path> directory;  // nothing written when empty
   bool progress = false;  // progress on stderr for long runs
   std::function<void(const RunSample&)> observer;  // called once per step when set
+
+  // The outputs written into `folder`, nothing else.
+  static RunOutput into(std::filesystem::path folder) {
+    RunOutput output;
+    output.directory = std::move(folder);
+    return output;
+  }
 };
 
 // Integrates the run. Outputs (trajectory.csv, summary.json) are written to temporary
