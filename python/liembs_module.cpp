@@ -698,6 +698,28 @@ PYBIND11_MODULE(liembs, module) {
       "Runs a run file as `liembs run` does; returns (trajectory: dict of arrays, summary: dict). With `output`, "
       "trajectory.csv and summary.json are written there too.");
   module.def(
+      "plugins",
+      [](const std::vector<std::string>& plugin_path) {
+        const auto registry = make_registry(plugin_path);
+        registry->load();
+        py::list components;
+        for (const Kind kind : all_kinds())
+          for (const ComponentInfo& info : registry->components())
+            if (info.kind == kind) {
+              py::dict entry;
+              entry["kind"] = to_string(info.kind);
+              entry["name"] = info.name;
+              entry["version"] = info.version;
+              entry["summary"] = info.summary;
+              entry["file"] = info.library;
+              components.append(entry);
+            }
+        return components;
+      },
+      py::arg("plugin_path") = std::vector<std::string>{},
+      "The plugins found, as `liembs plugins` lists them: dicts of kind, name, version, summary and file, "
+      "by kind; a plugin that cannot be loaded raises liembs.PluginError.");
+  module.def(
       "linearize",
       [](const std::string& file, std::optional<double> at, const std::vector<std::string>& set,
          const std::optional<std::string>& output, const std::vector<std::string>& plugin_path) {

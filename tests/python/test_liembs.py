@@ -222,3 +222,17 @@ def test_the_tutorial_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "unknown key 'integrator.tablaeu'" in out
     assert "['q.a1', 'q.a2'] ['tau.a1', 'tau.a2'] analytic" in out  # the linearization's comment holds
+
+
+def test_plugins_lists_what_the_liembs_program_lists():
+    plugins = liembs.plugins()
+    found = {(p["kind"], p["name"]) for p in plugins}
+    for name in ("body-fixed", "spatial", "hybrid", "mixed"):
+        assert ("representation", name) in found
+    assert {("integrator", "ida"), ("group", "SE3"), ("algorithm", "aba")} <= found
+    assert all(os.path.isfile(p["file"]) and p["version"] for p in plugins)
+    listed = subprocess.run([CLI, "plugins"], capture_output=True, text=True, check=True).stdout.splitlines()
+    from_cli = {tuple(line.split()[:2]) for line in listed[1:] if line and not line.startswith((" ", "search", "shadowed"))}
+    assert from_cli == found
+    with pytest.raises(liembs.PluginError, match="plugin library or folder not found: /no/such/folder"):
+        liembs.plugins(plugin_path=["/no/such/folder"])
