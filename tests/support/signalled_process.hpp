@@ -45,9 +45,11 @@ struct SignalledProcess {
   std::filesystem::path err;
 
   // Runs `argv` (argv[0] a path, or a name looked up on the PATH) with this process's
-  // environment plus `environment` ("NAME=value" entries, which win).
+  // environment plus `environment` ("NAME=value" entries, which win). With
+  // `own_process_group`, the child leads a process group of its own (pgid = pid), so that
+  // kill(-pid, ...) reaches it and its children as Ctrl-C on a terminal does, and not the test.
   SignalledProcess(const std::vector<std::string>& arguments, const std::filesystem::path& err_file,
-                   const std::vector<std::string>& environment = {})
+                   const std::vector<std::string>& environment = {}, bool own_process_group = false)
       : err(err_file) {
     std::vector<std::string> strings = arguments;
     std::vector<char*> argv;
@@ -74,7 +76,9 @@ struct SignalledProcess {
     sigemptyset(&empty);
     posix_spawnattr_setsigdefault(&attributes, &defaults);
     posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, static_cast<short>(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+                                                             (own_process_group ? POSIX_SPAWN_SETPGROUP : 0)));
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
