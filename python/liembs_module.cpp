@@ -445,6 +445,9 @@ py::tuple simulate(const Source& source, const std::vector<std::string>& set, co
   result["constraint_violation_max"] = violation_max;
   result["velocity_violation_max"] = velocity_violation_max;
   result["driver_swaps"] = summary.driver_swaps;
+  py::dict statistics;  // as summary.json's integrator_statistics (steps, Newton iterations, ...)
+  for (const auto& [name, value] : run.integrator->statistics()) statistics[py::str(name)] = value;
+  result["integrator_statistics"] = statistics;
   return py::make_tuple(trajectory, result);
 }
 

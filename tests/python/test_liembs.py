@@ -1,6 +1,7 @@
 """The Python module liembs (docs/python.md): evaluation agrees with the C++ batch and the
 liembs program, the tree algorithms keep their identities, simulations and validation
 report as `liembs run` / `liembs validate` do, and errors carry the same messages."""
+import json
 import os
 import subprocess
 import threading
@@ -94,6 +95,13 @@ def test_simulation_writes_the_files_of_liembs_run(tmp_path):
     written = np.genfromtxt(tmp_path / "trajectory.csv", delimiter=",", names=True)
     assert np.allclose(written["time"], trajectory["time"])
     assert np.allclose(written["total_energy"], trajectory["total_energy"], rtol=1e-12)
+    # The integrator's statistics are those of summary.json.
+    with open(tmp_path / "summary.json") as file:
+        assert summary["integrator_statistics"] == json.load(file)["integrator_statistics"]
+    _, implicit = liembs.simulate(os.path.join(SOURCE, "configs/benchmarks/iiwa-arm.toml"),
+                                  set=["simulation.end_time=0.05", "integrator.name=ida"])
+    assert implicit["integrator_statistics"]["analytic_derivatives"] == 1.0
+    assert implicit["integrator_statistics"]["steps"] > 0
 
 
 def test_validate_and_errors_carry_the_messages_of_the_liembs_program():
