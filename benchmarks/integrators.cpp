@@ -178,9 +178,11 @@ const IntegratorChoice generalized_alpha_fd_every_step{"generalized-alpha", Cont
 const std::vector<double> bdf_ladder{1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6};
 const IntegratorChoice bdf{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2"}, "bdf2"};
 const IntegratorChoice bdf_fd{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2", differences}, "bdf2-fd"};
+const IntegratorChoice bdf_ode{"bdf", Control::step_size, bdf_ladder, {"integrator.order=2", "integrator.unconstrained_form=ode"},
+                               "bdf2-ode"};
 const std::vector<const IntegratorChoice*> newton_matrix_integrators = {
     &generalized_alpha, &generalized_alpha_fd, &generalized_alpha_ode, &generalized_alpha_dae,
-    &generalized_alpha_every_step, &generalized_alpha_fd_every_step, &ida, &ida_fd, &ida_dae, &bdf, &bdf_fd};
+    &generalized_alpha_every_step, &generalized_alpha_fd_every_step, &ida, &ida_fd, &ida_dae, &bdf, &bdf_fd, &bdf_ode};
 std::vector<const IntegratorChoice*> integrators = all_integrators;
 
 std::string benchmark_name(const Row& row, const IntegratorChoice& integrator) {

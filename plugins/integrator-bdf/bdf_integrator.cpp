@@ -18,7 +18,9 @@
 // where C = -dQ/dV (the gyroscopic term of G_omega-omega) and K the derivative of
 // M a + J^T lambda - Q along the retraction (applied and reaction-force sensitivities,
 // Tables 3-6), analytic where the formulation gives them and by differences otherwise
-// (NewtonDerivatives, newton_derivatives in TOML); the tangent operator of exp is replaced by
+// (NewtonDerivatives, newton_derivatives in TOML; a tree without loops is solved as M V' = Q
+// with dID, or with unconstrained_form = "ode" as V' = F with dFD, 1.2-1.8x dearer here since
+// the matrix is built every step); the tangent operator of exp is replaced by
 // the identity (eq. 37). M + beta h C is block diagonal in absolute coordinates, and the
 // quasi-Newton system is solved through its Schur complement (NewtonSystem).
 // Converged when ||delta|| <= Theta (eq. 46), Theta fixed or Theta h^2 fixed.
@@ -58,7 +60,7 @@ class BdfIntegrator final : public Integrator {
         matrix_kind_(newton_matrix_kind(
             options.choice_or("newton_matrix", {"quasi-newton", "quasi-newton-reused", "full"}, "quasi-newton"))),
         max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))),
-        derivatives_(read_derivative_method(options)) {
+        derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::dae)) {
     if (options.contains("newton_tolerance") && options.contains("newton_tolerance_h2"))
       options.fail("newton_tolerance_h2",
                    "give either newton_tolerance (Theta) or newton_tolerance_h2 (Theta h^2), not both");
@@ -114,7 +116,7 @@ class BdfIntegrator final : public Integrator {
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
-    MotionEquations equations(dynamics, n, derivatives_.dae_form());
+    MotionEquations equations(dynamics, n, derivatives_.dae_form(), derivatives_.analytic_odes());
     if (state.velocities.size() != n)
       throw SimulationError("bdf: the state has " + std::to_string(state.velocities.size()) +
                             " velocity coordinates, the state space " + std::to_string(n));

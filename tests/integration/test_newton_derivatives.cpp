@@ -355,7 +355,7 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
     CHECK(error_of({name, "algorithm.name=newton-euler", "integrator.newton_derivatives=analytic",
                     "simulation.end_time=0.01"}) == "no error");
   }
-  for (const char* integrator : {"generalized-alpha", "ida"}) {
+  for (const char* integrator : {"generalized-alpha", "ida", "bdf"}) {
     INFO(integrator);
     const std::string name = std::string("integrator.name=") + integrator;
     CHECK_THAT(error_of({name, "integrator.unconstrained_form=implicit"}),
@@ -553,6 +553,17 @@ TEST_CASE("integrators with analytic and with differenced Newton matrices give t
       // perturbations of the Newton matrix far below its accuracy (on the spatial four-bar
       // 1e-12 relative noise in the analytic matrix moved the steps from 2473 to 1380, IDA's
       // own difference quotients took 867), see docs/newton-matrices.md.
+    }
+    {
+      // bdf: fixed steps, so both matrices and both forms take the same steps to the same
+      // motion within the Newton tolerance (its default here is the DAE form).
+      const std::vector<std::string> bdf{"integrator.name=bdf", "integrator.order=2", "integrator.newton_tolerance=1e-8",
+                                         "simulation.step_size=1e-3"};
+      const RunResult analytic = run_with(bdf, "analytic"), differenced = run_with(bdf, "finite-differences");
+      CHECK(analytic.statistics.at("analytic_derivatives") == 1.0);
+      CHECK(differenced.statistics.at("analytic_derivatives") == 0.0);
+      check_same_motion(analytic, differenced, 1e-8, 1e-6);
+      check_both_forms(bdf, differenced, 1e-8, 1e-6);
     }
   }
 }
