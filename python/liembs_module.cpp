@@ -361,6 +361,23 @@ Source urdf_source(const std::string& urdf, bool floating_base, const std::vecto
   return source;
 }
 
+// A model file of another format ("mjcf", later "sdf"): its gravity unless `gravity` is given.
+Source model_file_source(const std::string& key, const std::string& file, const std::optional<std::vector<double>>& gravity,
+                         const std::string& representation, const std::vector<std::string>& plugin_path) {
+  const std::string function = "from_" + key;
+  if (gravity && gravity->size() != 3)
+    throw ConfigError(function + ": gravity needs 3 components, not " + std::to_string(gravity->size()));
+  Source source;
+  source.name = file + " (liembs.Model." + function + ")";
+  source.text = "[model]\n" + key + " = " + toml_string(std::filesystem::absolute(file).string()) + "\n";
+  if (gravity)
+    source.text += "gravity = [" + toml_number((*gravity)[0]) + ", " + toml_number((*gravity)[1]) + ", " +
+                   toml_number((*gravity)[2]) + "]\n";
+  source.text += "[representation]\nname = " + toml_string(representation) + "\n";
+  source.plugin_path = plugin_path;
+  return source;
+}
+
 // The plugins a run chose, for summaries.
 py::dict choices(const Run& run) {
   py::dict result;
@@ -636,6 +653,15 @@ PYBIND11_MODULE(liembs, module) {
           },
           py::arg("urdf"), py::arg("floating_base") = false, py::arg("gravity") = std::vector<double>{0.0, 0.0, -9.81},
           py::arg("representation") = "body-fixed", py::arg("plugin_path") = std::vector<std::string>{})
+      .def_static(
+          "from_mjcf",
+          [](const std::string& mjcf, const std::optional<std::vector<double>>& gravity, const std::string& representation,
+             const std::vector<std::string>& plugin_path) {
+            return std::make_shared<ModelHandle>(model_file_source("mjcf", mjcf, gravity, representation, plugin_path));
+          },
+          py::arg("mjcf"), py::arg("gravity") = py::none(), py::arg("representation") = "body-fixed",
+          py::arg("plugin_path") = std::vector<std::string>{},
+          "Loads an MJCF file through MuJoCo's parser (docs/mjcf.md); gravity: the file's unless given.")
       .def_property_readonly("dof", [](const ModelHandle& m) { return m.tree().dof(); })
       .def_property_readonly("nq", &ModelHandle::positions, "Entries of a position argument (7 base pose entries if floating, then q).")
       .def_property_readonly("nv", &ModelHandle::velocities, "Generalized velocities (6 base twist entries if floating, then q').")

@@ -3,6 +3,7 @@
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
+#include <liembs/model/mjcf_import.hpp>
 #include <liembs/model/urdf_import.hpp>
 #include <liembs/util/nearest_name.hpp>
 
@@ -316,24 +317,28 @@ void read_joints(const ConfigTable& table, Model& model, const std::vector<bool>
   }
 }
 
-// [model] urdf = "file" (relative to the TOML file's folder) and floating_base: bodies and
-// joints from the URDF file. A URDF problem is a ModelError at the position of the key.
-Model read_urdf_model(const ConfigTable& table) {
-  for (const char* key : {"bodies", "joints"})
-    if (table.contains(key))
-      table.fail(key, "the bodies and joints come from " + table.path_of("urdf") + "; remove [[" + table.path_of(key) +
-                          "]] or the urdf key");
-  std::filesystem::path file(table.string("urdf"));
-  if (file.empty()) table.fail("urdf", "the URDF file name is empty");
+// The model file named by [model] `key` (urdf, mjcf, sdf), relative to the TOML file's
+// folder; the file's bodies and joints replace [[model.bodies]] and [[model.joints]].
+std::filesystem::path model_file(const ConfigTable& table, const char* key, const std::string& format) {
+  for (const char* list : {"bodies", "joints"})
+    if (table.contains(list))
+      table.fail(list, "the bodies and joints come from " + table.path_of(key) + "; remove [[" + table.path_of(list) +
+                           "]] or the " + key + " key");
+  std::filesystem::path file(table.string(key));
+  if (file.empty()) table.fail(key, "the " + format + " file name is empty");
   if (file.is_relative()) file = (table.file().parent_path() / file).lexically_normal();
-  const bool floating_base = table.boolean_or("floating_base", false);
   std::error_code error_code;
-  if (!std::filesystem::is_regular_file(file, error_code))
-    table.fail("urdf", "URDF file not found: " + file.string());
+  if (!std::filesystem::is_regular_file(file, error_code)) table.fail(key, format + " file not found: " + file.string());
+  return file;
+}
+
+// A model file's problem is a ModelError at the position of its key.
+template <class Import>
+Model import_at_key(const ConfigTable& table, const char* key, Import&& import) {
   try {
-    return import_urdf(file, floating_base);
+    return import();
   } catch (const ModelError& error) {
-    throw ModelError(table.location("urdf") + ": " + table.path_of("urdf") + ": " + error.what());
+    throw ModelError(table.location(key) + ": " + table.path_of(key) + ": " + error.what());
   }
 }
 
@@ -478,22 +483,32 @@ void read_loads(const ConfigTable& table, Model& model) {
 
 Model load_model(const ConfigTable& table) {
   Model model;
-  model.gravity = table.vec3_or("gravity", Vec3::Zero());
   std::set<std::string> initial_given;
-  if (table.contains("json")) {
-    for (const char* key : {"urdf", "floating_base"})
-      if (table.contains(key)) table.fail(key, "give either a JSON model (model.json) or a URDF file, not both");
-    const Vec3 gravity = model.gravity;
+  // At most one model file; gravity from the TOML file replaces an MJCF file's.
+  const std::vector<const char*> sources{"json", "urdf", "mjcf"};
+  const char* source = nullptr;
+  for (const char* key : sources) {
+    if (!table.contains(key)) continue;
+    if (source != nullptr)
+      table.fail(key, "give one model file: " + table.path_of(source) + " or " + table.path_of(key) + ", not both");
+    source = key;
+  }
+  const std::string source_name = source == nullptr ? "" : source;
+  if (table.contains("floating_base") && source_name != "urdf")
+    table.fail("floating_base", "only read together with a URDF file (model.urdf); MJCF files say it with a free joint");
+  if (source_name == "json") {
     model = read_json_model(table);
-    model.gravity = gravity;
-  } else if (table.contains("urdf")) {
-    const Vec3 gravity = model.gravity;
-    model = read_urdf_model(table);
-    model.gravity = gravity;
+  } else if (source_name == "urdf") {
+    const std::filesystem::path file = model_file(table, "urdf", "URDF");
+    const bool floating_base = table.boolean_or("floating_base", false);
+    model = import_at_key(table, "urdf", [&] { return import_urdf(file, floating_base); });
+  } else if (source_name == "mjcf") {
+    const std::filesystem::path file = model_file(table, "mjcf", "MJCF");
+    model = import_at_key(table, "mjcf", [&] { return import_mjcf(file); });
   } else {
-    if (table.contains("floating_base")) table.fail("floating_base", "only read together with a URDF file (model.urdf)");
     read_toml_bodies_and_joints(table, model, initial_given);
   }
+  if (source_name != "mjcf" || table.contains("gravity")) model.gravity = table.vec3_or("gravity", Vec3::Zero());
   read_geometric_constraints(table, model);
   read_initial_values(table, "initial_position", model, initial_given);
   read_initial_values(table, "initial_velocity", model, initial_given);

@@ -1,0 +1,370 @@
+// MJCF import: MuJoCo parses and compiles the file (mj_loadXML); the model is read from the
+// compiled mjModel and from mj_kinematics at qpos0. The mapping is described in
+// mjcf_import.hpp and docs/mjcf.md.
+#include <liembs/error.hpp>
+#include <liembs/model/mjcf_import.hpp>
+#include <liembs/model/topology.hpp>
+#include <liembs/util/warning.hpp>
+
+#include <mujoco/mujoco.h>
+
+#include <Eigen/Geometry>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace liembs {
+
+namespace {
+
+using ModelPointer = std::unique_ptr<mjModel, decltype(&mj_deleteModel)>;
+using DataPointer = std::unique_ptr<mjData, decltype(&mj_deleteData)>;
+
+// MuJoCo's messages span lines ("message\nElement 'joint', line 4"): one line, " | " between.
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::string result;
+  for (const char c : text) {
+    if (c == '\n') {
+      if (!result.empty() && result.back() != ' ') result += " | ";
+    } else {
+      result += c;
+    }
+  }
+  return result;
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  constexpr std::size_t shown = 6;
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > shown) text += " and " + std::to_string(names.size() - shown) + " more";
+  return text;
+}
+
+Vec3 vec3(const mjtNum* values) { return Vec3(values[0], values[1], values[2]); }
+
+Mat3 rotation(const mjtNum* quaternion) {
+  return Eigen::Quaterniond(quaternion[0], quaternion[1], quaternion[2], quaternion[3]).normalized().toRotationMatrix();
+}
+
+class Importer {
+ public:
+  explicit Importer(const std::filesystem::path& file) : file_(file.string()) {}
+
+  Model run() {
+    load();
+    name_objects();
+    build_bodies_and_joints();
+    read_gravity();
+    read_equalities();
+    check_loop_closures();
+    report_what_is_not_modelled();
+    return std::move(model_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const { throw ModelError(file_ + ": " + message); }
+
+  void load() {
+    static std::mutex loader_mutex;  // MuJoCo's XML loader keeps global state
+    char error[2048] = "";
+    {
+      const std::lock_guard<std::mutex> lock(loader_mutex);
+      mj_.reset(mj_loadXML(file_.c_str(), nullptr, error, sizeof error));
+    }
+    if (!mj_) fail("MuJoCo cannot load the model: " + one_line(error));
+    if (error[0] != '\0') warn(file_ + ": MuJoCo: " + one_line(error));
+    data_.reset(mj_makeData(mj_.get()));
+    if (!data_) fail("MuJoCo cannot allocate the model's data (mj_makeData)");
+    mju_copy(data_->qpos, mj_->qpos0, mj_->nq);
+    mj_kinematics(mj_.get(), data_.get());
+  }
+
+  std::string object_name(mjtObj type, int id) const {
+    const char* name = mj_id2name(mj_.get(), type, id);
+    return name == nullptr ? std::string() : std::string(name);
+  }
+
+  // Names of bodies, joints and equalities, made up where the file gives none.
+  void name_objects() {
+    body_names_.resize(static_cast<std::size_t>(mj_->nbody));
+    for (int b = 0; b < mj_->nbody; ++b) {
+      body_names_[b] = object_name(mjOBJ_BODY, b);
+      if (body_names_[b].empty()) body_names_[b] = "body" + std::to_string(b);
+    }
+    joint_names_.resize(static_cast<std::size_t>(mj_->njnt));
+    for (int j = 0; j < mj_->njnt; ++j) {
+      joint_names_[j] = object_name(mjOBJ_JOINT, j);
+      if (joint_names_[j].empty()) {
+        const int body = mj_->jnt_bodyid[j];
+        joint_names_[j] = body_names_[body] + "_joint" + std::to_string(j - mj_->body_jntadr[body]);
+      }
+      used_joint_names_.insert(joint_names_[j]);
+    }
+  }
+
+  std::string unique_joint_name(std::string name) {
+    while (!used_joint_names_.insert(name).second) name += "_";
+    return name;
+  }
+
+  Pose body_pose(int b) const {
+    Pose pose;
+    pose.R = rotation(data_->xquat + 4 * b);
+    pose.r = vec3(data_->xpos + 3 * b);
+    return pose;
+  }
+
+  RigidBody make_body(int b) const {
+    RigidBody body;
+    body.name = body_names_[b];
+    body.reference_pose = body_pose(b);
+    body.mass = mj_->body_mass[b];
+    body.center_of_mass = vec3(mj_->body_ipos + 3 * b);
+    const Mat3 axes = rotation(mj_->body_iquat + 4 * b);
+    const Mat3 inertia = axes * vec3(mj_->body_inertia + 3 * b).asDiagonal() * axes.transpose();
+    body.inertia = 0.5 * (inertia + inertia.transpose());
+    if (!(body.mass >= 0.0) || !std::isfinite(body.mass))
+      fail("body '" + body.name + "': mass must be >= 0 and finite");
+    if (body.mass > 0.0 && !body.inertia.isZero(0.0)) {
+      const std::string problem = check_inertia(body.inertia);
+      if (!problem.empty()) fail("body '" + body.name + "': " + problem);
+    }
+    return body;
+  }
+
+  std::size_t add_body(RigidBody body) {
+    model_.bodies.push_back(std::move(body));
+    return model_.bodies.size() - 1;
+  }
+
+  void add_joint(Joint joint) {
+    joint.initial_position = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(joint.dof()));
+    joint.initial_velocity = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(joint.dof()));
+    model_.joints.push_back(std::move(joint));
+  }
+
+  // MuJoCo numbers bodies depth-first in file order, parents first.
+  void build_bodies_and_joints() {
+    body_index_.assign(static_cast<std::size_t>(mj_->nbody), Joint::world);
+    depth_.assign(static_cast<std::size_t>(mj_->nbody), 0);
+    for (int b = 1; b < mj_->nbody; ++b) {
+      const int parent_body = mj_->body_parentid[b];
+      const std::size_t parent = body_index_[parent_body];
+      const int joint_count = mj_->body_jntnum[b];
+      const int first_joint = mj_->body_jntadr[b];
+      depth_[b] = depth_[parent_body] + 1;
+      if (joint_count == 1 && mj_->jnt_type[first_joint] == mjJNT_FREE) {
+        body_index_[b] = add_body(make_body(b));  // a free body: no joint
+        depth_[b] = 0;
+        continue;
+      }
+      if (joint_count == 0) {
+        body_index_[b] = add_body(make_body(b));
+        Joint weld;
+        weld.name = unique_joint_name(body_names_[b] + "_weld");
+        weld.type = JointType::fixed;
+        weld.parent = parent;
+        weld.child = body_index_[b];
+        add_joint(std::move(weld));
+        if (mj_->body_mocapid[b] >= 0) mocap_bodies_.push_back(body_names_[b]);
+        continue;
+      }
+      // One joint per link of a chain; massless links carry the inner joints.
+      std::size_t link_parent = parent;
+      for (int k = 0; k < joint_count; ++k) {
+        const int j = first_joint + k;
+        const bool last = k + 1 == joint_count;
+        std::size_t child;
+        if (last) {
+          child = add_body(make_body(b));
+        } else {
+          RigidBody link;
+          link.name = body_names_[b] + "/" + joint_names_[j];
+          link.reference_pose = body_pose(b);
+          link.mass = 0.0;
+          link.inertia = Mat3::Zero();
+          child = add_body(std::move(link));
+        }
+        Joint joint;
+        joint.name = joint_names_[j];
+        joint.parent = link_parent;
+        joint.child = child;
+        const Vec3 axis = vec3(data_->xaxis + 3 * j).normalized();
+        const Vec3 anchor = vec3(data_->xanchor + 3 * j);
+        switch (mj_->jnt_type[j]) {
+          case mjJNT_HINGE:
+            joint.type = JointType::revolute;
+            joint.screws = {revolute_screw(axis, anchor)};
+            break;
+          case mjJNT_SLIDE:
+            joint.type = JointType::prismatic;
+            joint.screws = {prismatic_screw(axis)};
+            break;
+          case mjJNT_BALL:
+            joint.type = JointType::spherical;
+            joint.screws = {revolute_screw(Vec3::UnitX(), anchor), revolute_screw(Vec3::UnitY(), anchor),
+                            revolute_screw(Vec3::UnitZ(), anchor)};
+            break;
+          default:  // MuJoCo allows a free joint only alone on a top-level body
+            fail("joint '" + joint.name + "' of body '" + body_names_[b] + "': unsupported joint type " +
+                 std::to_string(mj_->jnt_type[j]));
+        }
+        add_joint(std::move(joint));
+        link_parent = child;
+      }
+      body_index_[b] = link_parent;
+    }
+    if (model_.bodies.empty()) fail("the model has no bodies besides the world");
+  }
+
+  void read_gravity() {
+    if ((mj_->opt.disableflags & mjDSBL_GRAVITY) == 0) model_.gravity = vec3(mj_->opt.gravity);
+  }
+
+  // Connect and weld equalities become joints that the topology cuts. Each is directed from
+  // the deeper body to the shallower one, so that the breadth-first spanning tree reaches
+  // the child through its own joints first.
+  void read_equalities() {
+    for (int e = 0; e < mj_->neq; ++e) {
+      const int type = mj_->eq_type[e];
+      std::string name = object_name(mjOBJ_EQUALITY, e);
+      const char* type_name = type == mjEQ_CONNECT ? "connect"
+                              : type == mjEQ_WELD  ? "weld"
+                              : type == mjEQ_JOINT ? "joint"
+                              : type == mjEQ_TENDON ? "tendon"
+                                                    : "other";
+      if (name.empty()) name = type_name + std::to_string(e);
+      if (type != mjEQ_CONNECT && type != mjEQ_WELD) {
+        unread_equalities_.push_back(name + "' (" + type_name);
+        continue;
+      }
+      if (!mj_->eq_active[e]) {
+        unread_equalities_.push_back(name + "' (inactive " + type_name);
+        continue;
+      }
+      const int body1 = mj_->eq_obj1id[e], body2 = mj_->eq_obj2id[e];
+      const mjtNum* data = mj_->eq_data + mjNEQDATA * e;
+      const Pose pose1 = body1 == 0 ? Pose{} : body_pose(body1), pose2 = body2 == 0 ? Pose{} : body_pose(body2);
+      const std::string who = std::string(type_name) + " equality '" + name + "' between '" + body_names_[body1] +
+                              "' and '" + body_names_[body2] + "': ";
+      if (body1 == body2) fail(who + "both sides are the same body");
+      Joint joint;
+      joint.name = unique_joint_name(name);
+      if (type == mjEQ_CONNECT) {
+        // data: the anchor in body1's frame, then in body2's (the compiler's, from qpos0).
+        const Vec3 anchor = pose1.R * vec3(data) + pose1.r;
+        const Vec3 anchor2 = pose2.R * vec3(data + 3) + pose2.r;
+        if ((anchor - anchor2).norm() > 1e-9 * std::max(1.0, anchor.norm()))
+          fail(who + "the anchor is not at the same place on both bodies at qpos0");
+        joint.type = JointType::spherical;
+        joint.screws = {revolute_screw(Vec3::UnitX(), anchor), revolute_screw(Vec3::UnitY(), anchor),
+                        revolute_screw(Vec3::UnitZ(), anchor)};
+      } else {
+        // data[3..9]: the pose of body2 in body1's frame the weld keeps (relpose).
+        const Vec3 position = pose1.R.transpose() * (pose2.r - pose1.r);
+        const Mat3 orientation = pose1.R.transpose() * pose2.R;
+        if ((position - vec3(data + 3)).norm() > 1e-9 * std::max(1.0, position.norm()) ||
+            (orientation - rotation(data + 6)).norm() > 1e-9)
+          fail(who + "its relpose is not the bodies' relative pose at qpos0; LieMBS's loop closures hold in the "
+                     "reference configuration (remove relpose or move the bodies)");
+        joint.type = JointType::fixed;
+      }
+      const bool body1_is_parent = body2 == 0 ? false : body1 == 0 ? true : depth_[body1] >= depth_[body2];
+      const int parent = body1_is_parent ? body1 : body2, child = body1_is_parent ? body2 : body1;
+      joint.parent = body_index_[parent];
+      joint.child = body_index_[child];
+      closure_joints_.push_back(model_.joints.size());
+      add_joint(std::move(joint));
+    }
+  }
+
+  // The equalities must be exactly the joints the topology cuts.
+  void check_loop_closures() const {
+    Topology topology;
+    try {
+      topology = analyze_topology(model_);
+    } catch (const ModelError& error) {
+      fail(error.what());
+    }
+    for (const std::size_t j : topology.cut_joints)
+      if (std::find(closure_joints_.begin(), closure_joints_.end(), j) == closure_joints_.end()) {
+        std::string closures;
+        for (const std::size_t c : closure_joints_) closures += (closures.empty() ? "'" : ", '") + model_.joints[c].name + "'";
+        fail("the spanning tree of the bodies' joints and the equalities " + closures + " would cut joint '" +
+             model_.joints[j].name + "' instead of an equality (an equality to the world or across two trees "
+             "cannot close a loop of LieMBS's tree: attach the body to the world by a joint instead)");
+      }
+  }
+
+  void report_what_is_not_modelled() const {
+    std::vector<std::string> items;
+    const auto dof_names_where = [&](const mjtNum* values) {
+      std::vector<std::string> names;
+      for (int j = 0; j < mj_->njnt; ++j) {
+        const int count = mj_->jnt_type[j] == mjJNT_FREE ? 6 : mj_->jnt_type[j] == mjJNT_BALL ? 3 : 1;
+        for (int k = 0; k < count; ++k)
+          if (values[mj_->jnt_dofadr[j] + k] != 0.0) {
+            names.push_back(joint_names_[j]);
+            break;
+          }
+      }
+      return names;
+    };
+    if (const auto names = dof_names_where(mj_->dof_armature); !names.empty())
+      items.push_back("ARMATURE of " + quoted_list(names) +
+                      " (MuJoCo's mass matrix is the bodies' plus diag(armature); LieMBS's is the bodies' alone)");
+    if (mj_->nu > 0) items.push_back(std::to_string(mj_->nu) + " actuator(s)");
+    if (mj_->ntendon > 0) items.push_back(std::to_string(mj_->ntendon) + " tendon(s)");
+    int contact_geoms = 0;
+    for (int g = 0; g < mj_->ngeom; ++g)
+      if (mj_->geom_contype[g] != 0 || mj_->geom_conaffinity[g] != 0) ++contact_geoms;
+    if (contact_geoms > 0 && (mj_->opt.disableflags & mjDSBL_CONTACT) == 0)
+      items.push_back("contacts of " + std::to_string(contact_geoms) + " geom(s)");
+    if (const auto names = dof_names_where(mj_->dof_damping); !names.empty())
+      items.push_back("damping of " + quoted_list(names));
+    if (const auto names = dof_names_where(mj_->dof_frictionloss); !names.empty())
+      items.push_back("friction loss of " + quoted_list(names));
+    std::vector<std::string> limited, springs;
+    for (int j = 0; j < mj_->njnt; ++j) {
+      if (mj_->jnt_limited[j]) limited.push_back(joint_names_[j]);
+      if (mj_->jnt_stiffness[j] != 0.0) springs.push_back(joint_names_[j]);
+    }
+    if (!limited.empty()) items.push_back("limits of " + quoted_list(limited));
+    if (!springs.empty()) items.push_back("springs (stiffness) of " + quoted_list(springs));
+    if (mj_->opt.density != 0.0 || mj_->opt.viscosity != 0.0 || vec3(mj_->opt.wind).norm() != 0.0)
+      items.push_back("fluid forces (density, viscosity, wind)");
+    for (const auto& equality : unread_equalities_) items.push_back("equality '" + equality + ")");
+    if (!mocap_bodies_.empty()) items.push_back("mocap motion of " + quoted_list(mocap_bodies_) + " (welded in place)");
+    if (items.empty()) return;
+    std::string message = file_ + ": not modelled by LieMBS, left out of the dynamics: ";
+    for (std::size_t i = 0; i < items.size(); ++i) message += (i ? "; " : "") + items[i];
+    warn(message);
+  }
+
+  std::string file_;
+  ModelPointer mj_{nullptr, &mj_deleteModel};
+  DataPointer data_{nullptr, &mj_deleteData};
+  std::vector<std::string> body_names_, joint_names_;
+  std::set<std::string> used_joint_names_;
+  std::vector<std::size_t> body_index_;  // MuJoCo body -> model body (the last link of its chain)
+  std::vector<int> depth_;               // depth in MuJoCo's tree (free bodies: 0)
+  std::vector<std::size_t> closure_joints_;
+  std::vector<std::string> unread_equalities_, mocap_bodies_;
+  Model model_;
+};
+
+}  // namespace
+
+Model import_mjcf(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the MJCF file");
+  return Importer(file).run();
+}
+
+}  // namespace liembs
