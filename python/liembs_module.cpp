@@ -361,7 +361,7 @@ Source urdf_source(const std::string& urdf, bool floating_base, const std::vecto
   return source;
 }
 
-// A model file of another format ("mjcf", later "sdf"): its gravity unless `gravity` is given.
+// A model file of another format ("mjcf", "sdf"): its gravity unless `gravity` is given.
 Source model_file_source(const std::string& key, const std::string& file, const std::optional<std::vector<double>>& gravity,
                          const std::string& representation, const std::vector<std::string>& plugin_path) {
   const std::string function = "from_" + key;
@@ -662,6 +662,15 @@ PYBIND11_MODULE(liembs, module) {
           py::arg("mjcf"), py::arg("gravity") = py::none(), py::arg("representation") = "body-fixed",
           py::arg("plugin_path") = std::vector<std::string>{},
           "Loads an MJCF file through MuJoCo's parser (docs/mjcf.md); gravity: the file's unless given.")
+      .def_static(
+          "from_sdf",
+          [](const std::string& sdf, const std::optional<std::vector<double>>& gravity, const std::string& representation,
+             const std::vector<std::string>& plugin_path) {
+            return std::make_shared<ModelHandle>(model_file_source("sdf", sdf, gravity, representation, plugin_path));
+          },
+          py::arg("sdf"), py::arg("gravity") = py::none(), py::arg("representation") = "body-fixed",
+          py::arg("plugin_path") = std::vector<std::string>{},
+          "Loads an SDF file through libsdformat (docs/sdf.md); gravity: the world's, zero for a bare model, unless given.")
       .def_property_readonly("dof", [](const ModelHandle& m) { return m.tree().dof(); })
       .def_property_readonly("nq", &ModelHandle::positions, "Entries of a position argument (7 base pose entries if floating, then q).")
       .def_property_readonly("nv", &ModelHandle::velocities, "Generalized velocities (6 base twist entries if floating, then q').")

@@ -4,6 +4,7 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/lie/so3.hpp>
+#include <liembs/model/urdf_import.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
@@ -124,6 +125,28 @@ inline Agreement compare_trees(BoundTree& a, BoundTree& b, unsigned seed, int st
     worst.forward = std::max(worst.forward, relative_difference(to_b(qdd_a), qdd_b));
   }
   return worst;
+}
+
+// The robots written in every format (models/urdf, models/mjcf, models/sdf): an arm with
+// hinge and slide joints and a floating humanoid-like tree.
+struct TwinRobot {
+  const char* name;
+  bool floating_base;
+};
+inline const std::vector<TwinRobot>& twin_robots() {
+  static const std::vector<TwinRobot> robots{{"slide-arm", false}, {"humanoid", true}};
+  return robots;
+}
+
+// `other`, the robot read from another format, against its URDF twin, both under gravity
+// (0, 0, -9.81): the same coordinate names in the same order (the joints' names, depth-first
+// in file order), and the largest differences of RNEA, CRBA and ABA.
+inline Agreement compare_with_urdf_twin(const TwinRobot& robot, Model other, unsigned seed) {
+  Model urdf = import_urdf(models_dir() / "urdf" / (std::string(robot.name) + ".urdf"), robot.floating_base);
+  urdf.gravity = other.gravity = Vec3(0.0, 0.0, -9.81);
+  BoundTree from_urdf = bind(urdf), from_other = bind(other);
+  CHECK(from_urdf.tree->dof_names == from_other.tree->dof_names);
+  return compare_trees(from_urdf, from_other, seed);
 }
 
 }  // namespace liembs::test_formats

@@ -8,7 +8,6 @@
 #include <liembs/error.hpp>
 #include <liembs/model/mjcf_import.hpp>
 #include <liembs/model/topology.hpp>
-#include <liembs/model/urdf_import.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <mujoco/mujoco.h>
@@ -186,21 +185,12 @@ TEST_CASE("MJCF import: inverse dynamics and mass matrix equal MuJoCo's mj_rne a
 }
 
 TEST_CASE("MJCF import: the same robots as URDF files give the same RNEA and CRBA and ABA") {
-  struct Case {
-    const char* name;
-    bool floating_base;
-  };
-  for (const Case& robot : {Case{"slide-arm", false}, Case{"humanoid", true}}) {
+  for (const TwinRobot& robot : twin_robots()) {
     INFO(robot.name);
-    Model urdf = import_urdf(models_dir() / "urdf" / (std::string(robot.name) + ".urdf"), robot.floating_base);
-    urdf.gravity = Vec3(0.0, 0.0, -9.81);
     CapturedWarnings warnings;
     const Model mjcf = import_mjcf(models_dir() / "mjcf" / (std::string(robot.name) + ".xml"));
-    CHECK(mjcf.gravity == urdf.gravity);
-    BoundTree from_urdf = bind(urdf), from_mjcf = bind(mjcf);
-    // Same coordinates in the same order: the joints' names, depth-first in file order.
-    CHECK(from_urdf.tree->dof_names == from_mjcf.tree->dof_names);
-    const Agreement agreement = compare_trees(from_urdf, from_mjcf, 5);
+    CHECK(mjcf.gravity == Vec3(0.0, 0.0, -9.81));  // the file's <option gravity>
+    const Agreement agreement = compare_with_urdf_twin(robot, mjcf, 5);
     INFO("RNEA " << agreement.inverse << ", CRBA " << agreement.mass << ", ABA " << agreement.forward);
     // MuJoCo keeps inertias in principal axes (its own eigen-decomposition of fullinertia).
     CHECK(agreement.inverse < 1e-8);

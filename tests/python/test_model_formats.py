@@ -41,3 +41,23 @@ def test_bad_mjcf_file_is_a_clear_error(tmp_path):
     bad.write_text('<mujoco><worldbody><body><joint type="twist"/></body></worldbody></mujoco>')
     with pytest.raises(Exception, match=r"bad\.xml.*invalid keyword: 'twist'.*line 1"):
         liembs.Model.from_mjcf(str(bad))
+
+
+@pytest.mark.parametrize("robot, floating_base", [("slide-arm", False), ("humanoid", True)])
+def test_sdf_and_urdf_give_the_same_dynamics(robot, floating_base):
+    urdf = liembs.Model.from_urdf(os.path.join(MODELS, "urdf", robot + ".urdf"), floating_base=floating_base)
+    sdf = liembs.Model.from_sdf(os.path.join(MODELS, "sdf", robot + ".sdf"), gravity=[0.0, 0.0, -9.81])
+    assert sdf.coordinate_names == urdf.coordinate_names
+    q, qd, qdd = random_states(urdf, 20)
+    tau = urdf.rnea(q, qd, qdd)
+    assert np.allclose(sdf.rnea(q, qd, qdd), tau, rtol=1e-12, atol=1e-12 * np.abs(tau).max())
+    assert np.allclose(sdf.aba(q, qd, tau), urdf.aba(q, qd, tau), rtol=1e-10, atol=1e-10)
+
+
+def test_bad_sdf_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.sdf"
+    bad.write_text('<sdf version="1.9"><model name="m"><link name="a"/>'
+                   '<joint name="j" type="screw"><parent>world</parent><child>a</child>'
+                   '<axis><xyz>0 0 1</xyz></axis></joint></model></sdf>')
+    with pytest.raises(Exception, match=r"bad\.sdf:1: joint 'j': screw joints are not read"):
+        liembs.Model.from_sdf(str(bad))

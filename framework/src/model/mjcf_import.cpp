@@ -10,6 +10,8 @@
 
 #include <Eigen/Geometry>
 
+#include "import_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -36,14 +38,6 @@ std::string one_line(std::string text) {
     }
   }
   return result;
-}
-
-std::string quoted_list(const std::vector<std::string>& names) {
-  constexpr std::size_t shown = 6;
-  std::string text;
-  for (std::size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", '" : "'") + names[i] + "'";
-  if (names.size() > shown) text += " and " + std::to_string(names.size() - shown) + " more";
-  return text;
 }
 
 Vec3 vec3(const mjtNum* values) { return Vec3(values[0], values[1], values[2]); }
@@ -317,7 +311,7 @@ class Importer {
       return names;
     };
     if (const auto names = dof_names_where(mj_->dof_armature); !names.empty())
-      items.push_back("ARMATURE of " + quoted_list(names) +
+      items.push_back("ARMATURE of " + quoted_names(names) +
                       " (MuJoCo's mass matrix is the bodies' plus diag(armature); LieMBS's is the bodies' alone)");
     if (mj_->nu > 0) items.push_back(std::to_string(mj_->nu) + " actuator(s)");
     if (mj_->ntendon > 0) items.push_back(std::to_string(mj_->ntendon) + " tendon(s)");
@@ -327,24 +321,21 @@ class Importer {
     if (contact_geoms > 0 && (mj_->opt.disableflags & mjDSBL_CONTACT) == 0)
       items.push_back("contacts of " + std::to_string(contact_geoms) + " geom(s)");
     if (const auto names = dof_names_where(mj_->dof_damping); !names.empty())
-      items.push_back("damping of " + quoted_list(names));
+      items.push_back("damping of " + quoted_names(names));
     if (const auto names = dof_names_where(mj_->dof_frictionloss); !names.empty())
-      items.push_back("friction loss of " + quoted_list(names));
+      items.push_back("friction loss of " + quoted_names(names));
     std::vector<std::string> limited, springs;
     for (int j = 0; j < mj_->njnt; ++j) {
       if (mj_->jnt_limited[j]) limited.push_back(joint_names_[j]);
       if (mj_->jnt_stiffness[j] != 0.0) springs.push_back(joint_names_[j]);
     }
-    if (!limited.empty()) items.push_back("limits of " + quoted_list(limited));
-    if (!springs.empty()) items.push_back("springs (stiffness) of " + quoted_list(springs));
+    if (!limited.empty()) items.push_back("limits of " + quoted_names(limited));
+    if (!springs.empty()) items.push_back("springs (stiffness) of " + quoted_names(springs));
     if (mj_->opt.density != 0.0 || mj_->opt.viscosity != 0.0 || vec3(mj_->opt.wind).norm() != 0.0)
       items.push_back("fluid forces (density, viscosity, wind)");
     for (const auto& equality : unread_equalities_) items.push_back("equality '" + equality + ")");
-    if (!mocap_bodies_.empty()) items.push_back("mocap motion of " + quoted_list(mocap_bodies_) + " (welded in place)");
-    if (items.empty()) return;
-    std::string message = file_ + ": not modelled by LieMBS, left out of the dynamics: ";
-    for (std::size_t i = 0; i < items.size(); ++i) message += (i ? "; " : "") + items[i];
-    warn(message);
+    if (!mocap_bodies_.empty()) items.push_back("mocap motion of " + quoted_names(mocap_bodies_) + " (welded in place)");
+    warn_not_modelled(file_, items);
   }
 
   std::string file_;

@@ -4,6 +4,7 @@
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/mjcf_import.hpp>
+#include <liembs/model/sdf_import.hpp>
 #include <liembs/model/urdf_import.hpp>
 #include <liembs/util/nearest_name.hpp>
 
@@ -484,8 +485,8 @@ void read_loads(const ConfigTable& table, Model& model) {
 Model load_model(const ConfigTable& table) {
   Model model;
   std::set<std::string> initial_given;
-  // At most one model file; gravity from the TOML file replaces an MJCF file's.
-  const std::vector<const char*> sources{"json", "urdf", "mjcf"};
+  // At most one model file; gravity from the TOML file replaces an MJCF or SDF file's.
+  const std::vector<const char*> sources{"json", "urdf", "mjcf", "sdf"};
   const char* source = nullptr;
   for (const char* key : sources) {
     if (!table.contains(key)) continue;
@@ -495,7 +496,8 @@ Model load_model(const ConfigTable& table) {
   }
   const std::string source_name = source == nullptr ? "" : source;
   if (table.contains("floating_base") && source_name != "urdf")
-    table.fail("floating_base", "only read together with a URDF file (model.urdf); MJCF files say it with a free joint");
+    table.fail("floating_base", "only read together with a URDF file (model.urdf); MJCF and SDF files say it with a free joint or "
+                 "a free link");
   if (source_name == "json") {
     model = read_json_model(table);
   } else if (source_name == "urdf") {
@@ -505,10 +507,13 @@ Model load_model(const ConfigTable& table) {
   } else if (source_name == "mjcf") {
     const std::filesystem::path file = model_file(table, "mjcf", "MJCF");
     model = import_at_key(table, "mjcf", [&] { return import_mjcf(file); });
+  } else if (source_name == "sdf") {
+    const std::filesystem::path file = model_file(table, "sdf", "SDF");
+    model = import_at_key(table, "sdf", [&] { return import_sdf(file); });
   } else {
     read_toml_bodies_and_joints(table, model, initial_given);
   }
-  if (source_name != "mjcf" || table.contains("gravity")) model.gravity = table.vec3_or("gravity", Vec3::Zero());
+  if ((source_name != "mjcf" && source_name != "sdf") || table.contains("gravity")) model.gravity = table.vec3_or("gravity", Vec3::Zero());
   read_geometric_constraints(table, model);
   read_initial_values(table, "initial_position", model, initial_given);
   read_initial_values(table, "initial_velocity", model, initial_given);

@@ -10,12 +10,13 @@
 #include <tinyxml.h>
 #include <urdf_parser/urdf_parser.h>
 
+#include "import_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -327,36 +328,12 @@ class Importer {
     }
   }
 
-  // Groups of bodies welded by fixed joints move as one body: each group that moves needs
-  // mass. A group welded to the world never moves.
+  // A moving group of welded bodies needs mass (import_support.hpp).
   void check_massless_bodies() const {
-    const std::size_t n = model_.bodies.size();
-    std::vector<std::size_t> group(n);
-    std::iota(group.begin(), group.end(), std::size_t{0});
-    const auto find = [&](std::size_t i) {
-      while (group[i] != i) i = group[i] = group[group[i]];
-      return i;
-    };
-    std::vector<bool> welded_to_world(n, false);
-    for (const auto& joint : model_.joints) {
-      if (joint.type != JointType::fixed) continue;
-      if (joint.parent == Joint::world)
-        welded_to_world[joint.child] = true;
-      else
-        group[find(joint.child)] = find(joint.parent);
-    }
-    std::vector<double> group_mass(n, 0.0);
-    std::vector<bool> group_welded(n, false);
-    for (std::size_t i = 0; i < n; ++i) {
-      group_mass[find(i)] += model_.bodies[i].mass;
-      if (welded_to_world[i]) group_welded[find(i)] = true;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const RigidBody& body = model_.bodies[i];
-      if (body.mass > 0.0 || group_welded[find(i)] || group_mass[find(i)] > 0.0) continue;
-      fail_link(body.name, "no mass (no <inertial> or mass 0) and not welded by fixed joints to a link with "
-                           "mass or to the world: a massless moving body makes the mass matrix singular");
-    }
+    if (const auto body = massless_moving_body(model_))
+      fail_link(model_.bodies[*body].name, "no mass (no <inertial> or mass 0) and not welded by fixed joints to a link "
+                                           "with mass or to the world: a massless moving body makes the mass matrix "
+                                           "singular");
   }
 
   const std::string& xml_;

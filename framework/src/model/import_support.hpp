@@ -1,0 +1,23 @@
+#pragma once
+// What the model-file importers (URDF, MJCF, SDF) share (framework/src/model).
+#include <liembs/model/model.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liembs {
+
+// A body that moves without mass: bodies welded by fixed joints move as one, a group welded
+// to the world does not move, and every other group needs mass (else the mass matrix is
+// singular). Returns the first such body, or nothing.
+std::optional<std::size_t> massless_moving_body(const Model& model);
+
+// "'a', 'b', 'c' and 4 more": at most `shown` names.
+std::string quoted_names(const std::vector<std::string>& names, std::size_t shown = 6);
+
+// The one warning of an import: "<file>: not modelled by LieMBS, left out of the dynamics:
+// <item>; <item>..." (nothing when `items` is empty).
+void warn_not_modelled(const std::string& file, const std::vector<std::string>& items);
+
+}  // namespace liembs
