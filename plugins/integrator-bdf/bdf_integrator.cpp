@@ -24,9 +24,15 @@
 // the identity (eq. 37). M + beta h C is block diagonal in absolute coordinates, and the
 // quasi-Newton system is solved through its Schur complement (NewtonSystem).
 // Converged when ||delta|| <= Theta (eq. 46), Theta fixed or Theta h^2 fixed.
+// Long chains (linear_solver = "gmres", and by default from matrix_free_threshold velocity
+// coordinates on for a formulation without constraints, unless unconstrained_form = "dae" is
+// given): the ODE form V' = F, Newton's systems solved by GMRES on products of the exact
+// Newton matrix of R(a) = a - F, each a directional difference of R (one O(n) forward dynamics);
+// no n x n matrix is formed or factored (KrylovSolver; docs/newton-matrices.md, "Long chains").
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/krylov_solver.hpp>
 #include <liembs/sim/motion_equations.hpp>
 #include <liembs/sim/newton_derivatives.hpp>
 #include <liembs/sim/newton_system.hpp>
@@ -48,6 +54,12 @@ using namespace liembs;
 
 enum class NewtonMatrix { quasi_newton, quasi_newton_reused, full };
 
+// Velocity coordinates from which linear_solver's automatic choice is GMRES (no constraints):
+// bdf builds its matrix every step, so GMRES is as cheap from 64 joints on and cheaper above
+// (bench-long-chains on random chains: 0.13 against 0.13 ms per step at 64, 0.21 against 0.34 at
+// 100; docs/newton-matrices.md, "Long chains").
+constexpr Eigen::Index matrix_free_threshold = 64;
+
 NewtonMatrix newton_matrix_kind(const std::string& name) {
   if (name == "full") return NewtonMatrix::full;
   return name == "quasi-newton-reused" ? NewtonMatrix::quasi_newton_reused : NewtonMatrix::quasi_newton;
@@ -60,7 +72,9 @@ class BdfIntegrator final : public Integrator {
         matrix_kind_(newton_matrix_kind(
             options.choice_or("newton_matrix", {"quasi-newton", "quasi-newton-reused", "full"}, "quasi-newton"))),
         max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))),
-        derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::dae)) {
+        derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::dae)),
+        form_given_(options.contains("unconstrained_form")),
+        linear_solver_(read_linear_solver(options)) {
     if (options.contains("newton_tolerance") && options.contains("newton_tolerance_h2"))
       options.fail("newton_tolerance_h2",
                    "give either newton_tolerance (Theta) or newton_tolerance_h2 (Theta h^2), not both");
@@ -75,11 +89,14 @@ class BdfIntegrator final : public Integrator {
 
   std::string description() const override {
     std::ostringstream out;
-    out << (order_ == 1 ? "index-3 backward Euler (BDF1)" : "index-3 BDF2") << ", "
-        << (matrix_kind_ == NewtonMatrix::full           ? "full Newton matrix"
+    out << (order_ == 1 ? "index-3 backward Euler (BDF1)" : "index-3 BDF2") << ", ";
+    if (matrix_free_)
+      out << "Newton matrix matrix-free (GMRES on differenced products of a - F, the ODE form)";
+    else
+      out << (matrix_kind_ == NewtonMatrix::full           ? "full Newton matrix"
             : matrix_kind_ == NewtonMatrix::quasi_newton ? "quasi-Newton matrix frozen per step"
-                                                         : "quasi-Newton matrix kept across steps while Newton contracts")
-        << ", Newton tolerance " << (scale_tolerance_ ? "Theta h^2 = " : "Theta = ") << tolerance_
+                                                         : "quasi-Newton matrix kept across steps while Newton contracts");
+    out << ", Newton tolerance " << (scale_tolerance_ ? "Theta h^2 = " : "Theta = ") << tolerance_
         << ", at most " << max_iterations_ << " iterations, derivatives "
         << (derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
             : derivatives_.method() == DerivativeMethod::analytic          ? "analytic"
@@ -93,6 +110,7 @@ class BdfIntegrator final : public Integrator {
             {"matrix_factorizations", static_cast<double>(factorizations_)},
             {"newton_iterations_per_step", steps_ ? static_cast<double>(newton_iterations_) / steps_ : 0.0},
             {"damping_evaluations", static_cast<double>(derivatives_.damping_evaluations())},
+            {"krylov_products", static_cast<double>(matrix_free_newton_.products())},
             {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
@@ -107,6 +125,7 @@ class BdfIntegrator final : public Integrator {
     has_history_ = false;  // a_0, lambda_0 need the dynamics: set at the first step
     matrix_beta_h_ = 0.0;  // no Newton matrix yet
     steps_ = newton_iterations_ = factorizations_ = 0;
+    matrix_free_newton_.reset();
     derivatives_.reset();
   }
 
@@ -116,7 +135,15 @@ class BdfIntegrator final : public Integrator {
 
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     const auto n = static_cast<Eigen::Index>(space.velocity_dimension());
-    MotionEquations equations(dynamics, n, derivatives_.dae_form(), derivatives_.analytic_odes());
+    const bool matrix_free = uses_gmres(dynamics, n);
+    if (linear_solver_ == LinearSolver::gmres && !matrix_free)
+      throw SimulationError("bdf: integrator.linear_solver = \"gmres\" solves the ODE form V' = F of a formulation "
+                            "without constraints, and this run has constraints; use linear_solver = \"dense\"");
+    if (matrix_free != matrix_free_) has_history_ = false;
+    matrix_free_ = matrix_free;
+    // The matrix-free path solves the ODE form (no derivatives); otherwise the form the options say.
+    MotionEquations equations(dynamics, n, !matrix_free && derivatives_.dae_form(),
+                              !matrix_free && derivatives_.analytic_odes());
     if (state.velocities.size() != n)
       throw SimulationError("bdf: the state has " + std::to_string(state.velocities.size()) +
                             " velocity coordinates, the state space " + std::to_string(n));
@@ -129,6 +156,16 @@ class BdfIntegrator final : public Integrator {
   // a_0 = V'(t_0) and lambda_0 from the index-1 system [[M, J^T], [J, 0]] (a, lambda) = (Q, eta),
   // solved as one saddle-point system (M may be only semi-definite: the constraints make it regular).
   void start_history(MotionEquations& equations, const State& state) {
+    if (matrix_free_) {  // the ODE form: a_0 = F, no multipliers, no matrix
+      equations.evaluate(state, terms_, dae::forces);
+      acceleration_ = terms_.forces;
+      multipliers_.resize(0);
+      if (!acceleration_.allFinite())
+        throw SimulationError("bdf: the initial accelerations at t = " + format_number(state.time) + " s are not finite");
+      analytic_ = false;
+      finish_history(state);
+      return;
+    }
     equations.evaluate(state, terms_, dae::all);
     const Eigen::Index n = terms_.mass.rows(), m = equations.constraint_count();
     matrix_.setZero(n + m, n + m);
@@ -151,33 +188,70 @@ class BdfIntegrator final : public Integrator {
     const unsigned needed = dae::damping | (matrix_kind_ == NewtonMatrix::full ? dae::stiffness : 0u);
     derivatives_.require(equations, needed, "bdf");
     analytic_ = derivatives_.analytic_parts(equations, needed) == needed;
-    matrix_beta_h_ = 0.0;  // the factorization now holds the index-1 system
+    finish_history(state);
+  }
+
+  void finish_history(const State& state) {
+    matrix_beta_h_ = 0.0;  // the factorization now holds the index-1 system (or nothing)
     has_history_ = true;
     has_previous_step_ = false;  // the first step is BDF1
     history_time_ = state.time;
     time_grid_.reset();
   }
 
+  // Whether this run's Newton steps are matrix-free (GMRES on the ODE form): on request, or
+  // automatically from matrix_free_threshold velocity coordinates on, for a formulation without
+  // constraints whose form the options leave open or set to "ode".
+  bool uses_gmres(ForwardDynamics& dynamics, Eigen::Index n) const {
+    if (linear_solver_ == LinearSolver::dense || dynamics.constraints()) return false;
+    if (linear_solver_ == LinearSolver::gmres) return true;
+    return n >= matrix_free_threshold && (!form_given_ || !derivatives_.dae_form()) &&
+           derivatives_.method() != DerivativeMethod::finite_differences;
+  }
+
   // q and V of the trial state for the current unknown a.
   void make_trial(const StateSpace& space, const State& base, double h) {
-    trial_.velocities = known_velocity_ + (beta_ * h) * unknown_acceleration_;
+    make_trial(space, base, h, unknown_acceleration_, trial_, increment_);
+  }
+  void make_trial(const StateSpace& space, const State& base, double h, const Eigen::VectorXd& acceleration,
+                  State& trial, Eigen::VectorXd& increment) {
+    trial.velocities = known_velocity_ + (beta_ * h) * acceleration;
     if (known_increment_.size() == 0) {
-      increment_ = h * trial_.velocities;  // BDF1: exact in the chart (xi parallel to V)
+      increment = h * trial.velocities;  // BDF1: exact in the chart (xi parallel to V)
     } else {
-      first_increment_ = known_increment_ + (beta_ * h) * trial_.velocities;
-      space.dexpinv_left(first_increment_, trial_.velocities, chart_velocity_);
-      increment_ = known_increment_ + (beta_ * h) * chart_velocity_;
+      first_increment_ = known_increment_ + (beta_ * h) * trial.velocities;
+      space.dexpinv_left(first_increment_, trial.velocities, chart_velocity_);
+      increment = known_increment_ + (beta_ * h) * chart_velocity_;
     }
-    trial_.poses = base.poses;
-    trial_.chart = base.chart;
-    trial_.coordinates = base.coordinates;
-    space.retract_configuration(trial_, increment_);
+    trial.poses = base.poses;
+    trial.chart = base.chart;
+    trial.coordinates = base.coordinates;
+    space.retract_configuration(trial, increment);
+    trial.time = trial_.time;
+  }
+
+  // The matrix-free Newton step (MatrixFreeNewton): GMRES on J d = -R with J the exact
+  // derivative of R(a) = a - F(q(a), V(a)) along (32a-d), dexp^-1 and exp included, each
+  // product one forward dynamics at a probe state.
+  bool solve_matrix_free(const StateSpace& space, MotionEquations& equations, const State& base, double h,
+                         double forcing) {
+    auto rates_at = [&](const Eigen::VectorXd& acceleration) -> const Eigen::VectorXd& {
+      make_trial(space, base, h, acceleration, probe_, probe_increment_);
+      equations.evaluate(probe_, probe_terms_, dae::forces);
+      return probe_terms_.forces;
+    };
+    return matrix_free_newton_.solve(rates_at, unknown_acceleration_, terms_.forces, residual_, newton_step_, forcing);
   }
 
   // R = (M a + J^T lambda - Q, g / (beta^2 h^2)) at the trial state (terms_ hold M, Q, g, J).
   void evaluate_residual(MotionEquations& equations, double h) {
-    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::residual | dae::jacobian);
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
+    if (!equations.system()) {  // the ODE form: M = 1 (never formed or multiplied), R = a - F
+      equations.evaluate(trial_, terms_, dae::forces);
+      residual_ = unknown_acceleration_ - terms_.forces;
+      return;
+    }
+    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::residual | dae::jacobian);
     dynamic_residual(terms_, unknown_acceleration_, unknown_multipliers_, dynamic_residual_);
     residual_.head(n) = dynamic_residual_;
     if (m > 0) residual_.tail(m) = terms_.residual / (beta_ * beta_ * h * h);
@@ -231,6 +305,16 @@ class BdfIntegrator final : public Integrator {
       if (!residual_.allFinite()) fail(equations, state, h, iteration, correction, "the residual is not finite");
       if (iteration == max_iterations_)
         fail(equations, state, h, iteration, correction, "the Newton iteration did not converge");
+      if (matrix_free_) {
+        // (J is close to 1, so the correction |d| is close to |R|: the tolerance on d is one on R.)
+        if (!solve_matrix_free(space, equations, state, h, MatrixFreeNewton::forcing(tolerance, residual_.norm())))
+          fail(equations, state, h, iteration, correction, "the Krylov solve of the Newton step is not finite");
+        unknown_acceleration_ += newton_step_;
+        ++newton_iterations_;
+        correction = newton_step_.norm();
+        if (correction <= tolerance) break;
+        continue;
+      }
       // quasi-newton: built at the predictor of every step; quasi-newton-reused: kept across steps
       // (same beta h) and rebuilt when a correction does not fall below a quarter of the last.
       const bool stale = matrix_beta_h_ != beta_ * h;
@@ -316,6 +400,15 @@ class BdfIntegrator final : public Integrator {
   bool analytic_ = false;  // C (and K for full) analytic in this run
 
   double matrix_beta_h_ = 0.0;  // the beta h the factorized Newton matrix was built for (0: none)
+
+  // The matrix-free path (solve_matrix_free) and its probe state.
+  bool form_given_ = false;   // unconstrained_form in the options
+  LinearSolver linear_solver_ = LinearSolver::automatic;
+  bool matrix_free_ = false;  // this run's Newton steps by GMRES (uses_gmres)
+  MatrixFreeNewton matrix_free_newton_;
+  State probe_;
+  DaeTerms probe_terms_;
+  Eigen::VectorXd probe_increment_;
 
   long long steps_ = 0, newton_iterations_ = 0, factorizations_ = 0;
 };

@@ -26,9 +26,15 @@
 // without loops) is solved in its ODE form by default, with 1 + gamma' C + beta' K from the
 // forward-dynamics derivatives (VelocityRateDerivatives), or with unconstrained_form = "dae"
 // as M V' = Q from the inverse-dynamics derivatives (measured in docs/newton-matrices.md).
+// Long chains (linear_solver = "gmres", and by default from matrix_free_threshold velocity
+// coordinates on for the ODE form without constraints): Newton's linear systems are solved by
+// GMRES on products of the exact iteration matrix, each a directional difference of the
+// residual A - F (one O(n) forward dynamics, the articulated-body recursion), so no n x n
+// matrix is formed or factored (KrylovSolver; docs/newton-matrices.md, "Long chains").
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/krylov_solver.hpp>
 #include <liembs/sim/motion_equations.hpp>
 #include <liembs/sim/newton_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
@@ -46,6 +52,12 @@ namespace {
 using namespace liembs;
 
 enum class ConstraintLevel { index3, index2_stabilized };
+
+// Velocity coordinates from which linear_solver's automatic choice is GMRES (ODE form without
+// constraints): the dense path keeps its matrix for hundreds of steps, so it stays as cheap up
+// to about 250 joints (bench-long-chains on random chains: 0.54 against 0.56 ms per step at 250,
+// 0.70 against 0.65 at 300; docs/newton-matrices.md, "Long chains").
+constexpr Eigen::Index matrix_free_threshold = 256;
 
 struct AlphaParameters {
   double rho_infinity, alpha_m, alpha_f, gamma, beta;
@@ -72,7 +84,8 @@ class GeneralizedAlphaIntegrator final : public Integrator {
         tolerance_(options.number_or("newton_tolerance", 1e-10, Range::positive())),
         max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 20, 1, 1000))),
         derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::ode)),
-        reuse_iteration_matrix_(options.boolean_or("reuse_iteration_matrix", true)) {}
+        reuse_iteration_matrix_(options.boolean_or("reuse_iteration_matrix", true)),
+        linear_solver_(read_linear_solver(options)) {}
 
   std::string description() const override {
     std::ostringstream out;
@@ -82,12 +95,18 @@ class GeneralizedAlphaIntegrator final : public Integrator {
         << ", gamma = " << format_number(parameters_.gamma, 4)
         << ", beta = " << format_number(parameters_.beta, 4) << "), constraints "
         << (level_ == ConstraintLevel::index3 ? "index3" : "index2-stabilized") << ", Newton tolerance "
-        << tolerance_ << (reuse_iteration_matrix_ ? ", iteration matrix reused across steps" : "")
-        << ", Newton matrix "
-        << (derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
-            : derivatives_.method() == DerivativeMethod::analytic          ? "analytic"
-                                                                           : "analytic where available")
-        << (derivatives_.dae_form() ? ", unconstrained systems in DAE form" : "");
+        << tolerance_;
+    if (matrix_free_) {
+      out << ", Newton matrix matrix-free (GMRES on differenced products of A - F)";
+    } else {
+      out << (reuse_iteration_matrix_ ? ", iteration matrix reused across steps" : "") << ", Newton matrix "
+          << (derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
+              : derivatives_.method() == DerivativeMethod::analytic          ? "analytic"
+                                                                             : "analytic where available");
+      if (linear_solver_ == LinearSolver::automatic)
+        out << " (matrix-free GMRES for " << matrix_free_threshold << " or more velocity coordinates without constraints)";
+    }
+    out << (derivatives_.dae_form() ? ", unconstrained systems in DAE form" : "");
     return out.str();
   }
   int order() const override { return 2; }
@@ -95,6 +114,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     return {{"steps", static_cast<double>(steps_)},
             {"newton_iterations", static_cast<double>(newton_iterations_)},
             {"jacobian_evaluations", static_cast<double>(jacobian_evaluations_)},
+            {"krylov_products", static_cast<double>(matrix_free_newton_.products())},
             {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
@@ -104,6 +124,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
     has_history_ = false;  // a_0 = A_0 needs the dynamics: set at the first step
     matrix_step_size_ = 0.0;  // no iteration matrix yet
     steps_ = newton_iterations_ = jacobian_evaluations_ = 0;
+    matrix_free_newton_.reset();
     derivatives_.reset();
   }
 
@@ -132,39 +153,78 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       throw SimulationError("generalized-alpha: the initial accelerations at t = " + format_number(state.time) +
                             " s are not finite");
     pseudo_acceleration_ = acceleration_;
+    matrix_free_ = uses_gmres(equations);
+    if (linear_solver_ == LinearSolver::gmres && !matrix_free_)
+      throw SimulationError("generalized-alpha: integrator.linear_solver = \"gmres\" solves the ODE form V' = F of a "
+                            "formulation without constraints, and this run has " +
+                            std::to_string(equations.constraint_count()) +
+                            " constraint rows (or is in the DAE form); use linear_solver = \"dense\"");
     const unsigned needed = derivatives_needed(equations);
     derivatives_.require(equations, needed, "generalized-alpha");
-    analytic_ = derivatives_.analytic_parts(equations, needed) == needed;
+    analytic_ = !matrix_free_ && derivatives_.analytic_parts(equations, needed) == needed;
     correction_jacobian_ = terms_.jacobian;  // J(q_0), the direction of the index-2 correction
     has_history_ = true;
     history_time_ = state.time;
   }
 
+  // Whether Newton's linear systems are solved matrix-free: the ODE form (M = 1, Q = F) without
+  // constraints, on request or from matrix_free_threshold velocity coordinates on (unless the
+  // run asks for differenced Newton matrices).
+  bool uses_gmres(const MotionEquations& equations) const {
+    if (linear_solver_ == LinearSolver::dense || equations.system() || equations.constraint_count() > 0) return false;
+    if (linear_solver_ == LinearSolver::gmres) return true;
+    return acceleration_.size() >= matrix_free_threshold && derivatives_.method() != DerivativeMethod::finite_differences;
+  }
+
   // Builds the trial state of (1)-(3) for the current unknowns A_{n+1} and mu (nu = beta h^2 mu).
   void make_trial(const StateSpace& space, const State& base, double h) {
+    make_trial(space, base, h, unknown_acceleration_, trial_, next_pseudo_acceleration_, increment_);
+  }
+  void make_trial(const StateSpace& space, const State& base, double h, const Eigen::VectorXd& acceleration,
+                  State& trial, Eigen::VectorXd& next_pseudo_acceleration, Eigen::VectorXd& increment) const {
     const AlphaParameters& p = parameters_;
-    next_pseudo_acceleration_ = known_pseudo_acceleration_ + acceleration_weight_ * unknown_acceleration_;
-    increment_ = known_increment_ + (p.beta * h * h) * next_pseudo_acceleration_;
+    next_pseudo_acceleration = known_pseudo_acceleration_ + acceleration_weight_ * acceleration;
+    increment = known_increment_ + (p.beta * h * h) * next_pseudo_acceleration;
     if (level_ == ConstraintLevel::index2_stabilized && unknown_correction_.size() > 0)
-      increment_.noalias() += (p.beta * h * h) * (correction_jacobian_.transpose() * unknown_correction_);
-    trial_.poses = base.poses;
-    trial_.chart = base.chart;
-    trial_.coordinates = base.coordinates;
-    space.retract_configuration(trial_, increment_);
-    trial_.velocities = known_velocity_ + (p.gamma * h) * next_pseudo_acceleration_;
-    trial_.time = base.time + h;
+      increment.noalias() += (p.beta * h * h) * (correction_jacobian_.transpose() * unknown_correction_);
+    trial.poses = base.poses;
+    trial.chart = base.chart;
+    trial.coordinates = base.coordinates;
+    space.retract_configuration(trial, increment);
+    trial.velocities = known_velocity_ + (p.gamma * h) * next_pseudo_acceleration;
+    trial.time = base.time + h;
+  }
+
+  // The Newton step of the matrix-free path (MatrixFreeNewton): GMRES on J d = -R with J the
+  // exact derivative of R(A) = A - F(q(A), V(A)) along (1)-(3), each product one forward
+  // dynamics at a probe trial state.
+  bool solve_matrix_free(const StateSpace& space, MotionEquations& equations, const State& base, double h,
+                         double forcing) {
+    auto rates_at = [&](const Eigen::VectorXd& acceleration) -> const Eigen::VectorXd& {
+      make_trial(space, base, h, acceleration, probe_, probe_pseudo_acceleration_, probe_increment_);
+      equations.evaluate(probe_, probe_terms_, dae::forces);
+      return probe_terms_.forces;
+    };
+    return matrix_free_newton_.solve(rates_at, unknown_acceleration_, terms_.forces, residual_, newton_step_, forcing);
   }
 
   // R = (M A + J^T lambda - Q,  g / (beta h^2) [, (J V - nu) / (gamma h)]) at the trial state, and
   // the scaled residual: max of |diag(M)^-1 R_dyn| / max(1, |A|, |diag(M)^-1 Q|), |g|, |J V - nu|.
   double evaluate_residual(MotionEquations& equations, double h) {
     const AlphaParameters& p = parameters_;
-    equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
     const Eigen::Index n = unknown_acceleration_.size(), m = unknown_multipliers_.size();
-    dynamic_residual(terms_, unknown_acceleration_, unknown_multipliers_, dynamic_residual_);
-    residual_.head(n) = dynamic_residual_;
     double scaled = 0.0;
-    {
+    if (!equations.system()) {
+      // The ODE form: M = 1 (its n x n identity is never formed or multiplied), R = A - F.
+      equations.evaluate(trial_, terms_, dae::forces | dae::position_terms);
+      residual_.head(n) = unknown_acceleration_ - terms_.forces;
+      const double scale = std::max({1.0, unknown_acceleration_.lpNorm<Eigen::Infinity>(),
+                                     terms_.forces.lpNorm<Eigen::Infinity>()});
+      scaled = residual_.head(n).lpNorm<Eigen::Infinity>() / scale;
+    } else {
+      equations.evaluate(trial_, terms_, dae::mass | dae::forces | dae::position_terms);
+      dynamic_residual(terms_, unknown_acceleration_, unknown_multipliers_, dynamic_residual_);
+      residual_.head(n) = dynamic_residual_;
       // Euler parameters' M has zero diagonal entries (at p = (1, 0, 0, 0) the column of e0 in
       // G vanishes): those rows are weighted as the largest mass entry / 1000.
       const double floor = 1e-3 * terms_.mass.diagonal().cwiseAbs().maxCoeff();
@@ -269,6 +329,13 @@ class GeneralizedAlphaIntegrator final : public Integrator {
       if (residual <= tolerance_) break;
       if (iteration == max_iterations_)
         fail(equations, state, h, iteration, residual, "the Newton iteration did not converge");
+      if (matrix_free_) {
+        if (!solve_matrix_free(space, equations, state, h, MatrixFreeNewton::forcing(tolerance_, residual)))
+          fail(equations, state, h, iteration, residual, "the Krylov solve of the Newton step is not finite");
+        unknown_acceleration_ += newton_step_;
+        ++newton_iterations_;
+        continue;
+      }
       // Modified Newton: the iteration matrix of an earlier step is kept while the iteration
       // contracts fast (the residual falls below a quarter per iteration); it is rebuilt when
       // it does not, when h or the size changed, and at every step's start without reuse.
@@ -348,8 +415,16 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   bool analytic_ = false;  // C, K (and P) analytic in this run
   Eigen::PartialPivLU<Eigen::MatrixXd> factorization_;
 
+  // The matrix-free path (solve_matrix_free) and its probe trial state.
+  MatrixFreeNewton matrix_free_newton_;
+  State probe_;
+  DaeTerms probe_terms_;
+  Eigen::VectorXd probe_pseudo_acceleration_, probe_increment_;
+
   long long steps_ = 0, newton_iterations_ = 0, jacobian_evaluations_ = 0;
   bool reuse_iteration_matrix_ = true;
+  LinearSolver linear_solver_;
+  bool matrix_free_ = false;  // this run's Newton steps by GMRES (uses_gmres)
   double matrix_step_size_ = 0.0;  // the h the current iteration matrix was built for (0: none)
 };
 

@@ -47,6 +47,10 @@
 //   [[c_j 1 - d(D V)/dxi, -D], [K E, C + c_j 1]].
 // Otherwise (index1-projection, formulations without analytic derivatives, or
 // newton_derivatives = "finite-differences") IDA differences F itself, one residual per column.
+// Long chains: the ODE form's Newton systems go to IDA's matrix-free GMRES (SUNLinSol_SPGMR,
+// products J v by IDA's difference quotients of F, one forward dynamics each, no
+// preconditioner) with linear_solver = "gmres", and by default from matrix_free_threshold velocity
+// coordinates on; no 2n x 2n matrix is formed or factored (docs/newton-matrices.md, "Long chains").
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>
@@ -61,6 +65,7 @@
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_spgmr.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include <algorithm>
@@ -78,6 +83,13 @@ namespace {
 using namespace liembs;
 
 enum class Formulation { ode, index1_projection, ggl };
+// Velocity coordinates from which linear_solver's automatic choice is SPGMR (the ODE form):
+// bench-long-chains on random chains, 0.12 against 0.15 ms per step at 64 joints, 0.18 against
+// 0.34 at 100 (docs/newton-matrices.md, "Long chains").
+constexpr Eigen::Index matrix_free_threshold = 64;
+
+// SPGMR's Krylov dimension (IDA's default, 5, stalls on long chains).
+constexpr int krylov_dimension = 40;
 
 // --- RAII owners of the SUNDIALS objects ---
 struct ContextDeleter {
@@ -111,7 +123,7 @@ std::string flag_name(int flag) {
 // IDA's counters; IDAReInit resets them, so the integrator adds up the finished segments.
 struct IdaCounters {
   long steps = 0, residual_evaluations = 0, jacobian_evaluations = 0, jacobian_residual_evaluations = 0,
-       newton_iterations = 0, convergence_failures = 0, error_test_failures = 0;
+       newton_iterations = 0, convergence_failures = 0, error_test_failures = 0, linear_iterations = 0;
 
   IdaCounters& operator+=(const IdaCounters& other) {
     steps += other.steps;
@@ -121,6 +133,7 @@ struct IdaCounters {
     newton_iterations += other.newton_iterations;
     convergence_failures += other.convergence_failures;
     error_test_failures += other.error_test_failures;
+    linear_iterations += other.linear_iterations;
     return *this;
   }
 };
@@ -149,6 +162,7 @@ class IdaIntegrator final : public Integrator {
     rebase_threshold_ = options.number_or("rebase_threshold", 1.0, {0.0, 3.0, true, false});
     derivatives_ = NewtonDerivatives(read_derivative_method(options),
                                      read_unconstrained_form(options, UnconstrainedForm::ode));
+    linear_solver_choice_ = read_linear_solver(options);
   }
 
   std::string description() const override {
@@ -162,7 +176,8 @@ class IdaIntegrator final : public Integrator {
     }
     out << ", rtol " << relative_tolerance_ << ", atol " << absolute_tolerance_ << ", re-base above "
         << rebase_threshold_ << " rad, Newton matrix "
-        << (bound_ ? (analytic_jacobian_ ? "analytic" : "by finite differences")
+        << (bound_ && krylov_ ? "matrix-free (SPGMR on IDA's difference quotients)"
+            : bound_ ? (analytic_jacobian_ ? "analytic" : "by finite differences")
             : derivatives_.method() == DerivativeMethod::finite_differences ? "by finite differences"
             : derivatives_.method() == DerivativeMethod::analytic           ? "analytic"
                                                                             : "analytic where available");
@@ -186,6 +201,7 @@ class IdaIntegrator final : public Integrator {
             {"reinitializations", double(reinitializations_)},
             {"projections", double(projections_)},
             {"multiplier_weights_relaxed", relaxed_multipliers_ ? 1.0 : 0.0},
+            {"krylov_iterations", double(total.linear_iterations)},
             {"analytic_derivatives", analytic_jacobian_ ? 1.0 : 0.0}};
   }
 
@@ -281,8 +297,19 @@ class IdaIntegrator final : public Integrator {
     m_ = system_ ? system_->constraint_count() : 0;
     formulation_ = m_ > 0 ? constrained_formulation_ : system_ ? Formulation::ggl : Formulation::ode;
     choose_jacobian();
+    const bool krylov = formulation_ == Formulation::ode && linear_solver_choice_ != LinearSolver::dense &&
+                        (linear_solver_choice_ == LinearSolver::gmres ||
+                         (n_ >= matrix_free_threshold && derivatives_.method() != DerivativeMethod::finite_differences));
+    if (linear_solver_choice_ == LinearSolver::gmres && !krylov)
+      throw SimulationError("ida: integrator.linear_solver = \"gmres\" solves the ODE form of a formulation without "
+                            "constraints, and this run has " + std::to_string(m_) +
+                            " constraint rows (or is in the DAE form); use linear_solver = \"dense\"");
+    if (krylov) analytic_jacobian_ = false;  // products by IDA's difference quotients
     const Eigen::Index size = formulation_ == Formulation::ggl ? 2 * n_ + 2 * m_ : 2 * n_ + m_;
-    if (!ida_ || size != size_ || formulation_ != solver_formulation_) create_solver(size);
+    if (!ida_ || size != size_ || formulation_ != solver_formulation_ || krylov != krylov_) {
+      krylov_ = krylov;
+      create_solver(size);
+    }
     solver_formulation_ = formulation_;
     bound_ = true;
     relaxed_multipliers_ = false;
@@ -323,10 +350,11 @@ class IdaIntegrator final : public Integrator {
     yp_.reset(N_VNew_Serial(length, context));
     output_.reset(N_VNew_Serial(length, context));
     algebraic_ids_.reset(N_VNew_Serial(length, context));
-    matrix_.reset(SUNDenseMatrix(length, length, context));
-    if (!y_ || !yp_ || !output_ || !algebraic_ids_ || !matrix_)
+    if (!krylov_) matrix_.reset(SUNDenseMatrix(length, length, context));
+    if (!y_ || !yp_ || !output_ || !algebraic_ids_ || (!krylov_ && !matrix_))
       throw SimulationError("ida: cannot allocate SUNDIALS vectors of length " + std::to_string(size));
-    linear_solver_.reset(SUNLinSol_Dense(y_.get(), matrix_.get(), context));
+    linear_solver_.reset(krylov_ ? SUNLinSol_SPGMR(y_.get(), SUN_PREC_NONE, krylov_dimension, context)
+                                 : SUNLinSol_Dense(y_.get(), matrix_.get(), context));
     ida_.reset(IDACreate(context));
     if (!linear_solver_ || !ida_) throw SimulationError("ida: cannot create the IDA solver");
     // 1 marks differential components (xi, V), 0 algebraic ones (lambda, mu).
@@ -408,8 +436,9 @@ class IdaIntegrator final : public Integrator {
       check(IDAReInit(ida_.get(), state.time, y_.get(), yp_.get()), "IDAReInit");
       ++reinitializations_;
     }
-    // nullptr: IDA's own difference quotients.
-    check(IDASetJacFn(ida_.get(), analytic_jacobian_ ? &IdaIntegrator::jacobian_callback : nullptr), "IDASetJacFn");
+    // nullptr: IDA's own difference quotients (the matrix-free solver has no matrix to set).
+    if (!krylov_)
+      check(IDASetJacFn(ida_.get(), analytic_jacobian_ ? &IdaIntegrator::jacobian_callback : nullptr), "IDASetJacFn");
     check(IDASetInitStep(ida_.get(), first_step), "IDASetInitStep");
   }
 
@@ -665,6 +694,7 @@ class IdaIntegrator final : public Integrator {
     IDAGetNumNonlinSolvIters(memory, &c.newton_iterations);
     IDAGetNumNonlinSolvConvFails(memory, &c.convergence_failures);
     IDAGetNumErrTestFails(memory, &c.error_test_failures);
+    IDAGetNumLinIters(memory, &c.linear_iterations);
     return c;
   }
 
@@ -736,6 +766,8 @@ class IdaIntegrator final : public Integrator {
   ContextPtr context_;
   VectorPtr y_, yp_, output_, algebraic_ids_;
   MatrixPtr matrix_;
+  LinearSolver linear_solver_choice_ = LinearSolver::automatic;
+  bool krylov_ = false;  // this solver's Newton systems by SPGMR (begin)
   LinearSolverPtr linear_solver_;
   IdaMemoryPtr ida_;
   bool ida_initialized_ = false;

@@ -30,6 +30,15 @@ DerivativeMethod read_derivative_method(const ConfigTable& options) {
              : DerivativeMethod::finite_differences;
 }
 
+LinearSolver read_linear_solver(const ConfigTable& options) {
+  if (!options.contains("linear_solver")) return LinearSolver::automatic;
+  if (options.choice("linear_solver", {"dense", "gmres"}) == "dense") return LinearSolver::dense;
+  if (read_unconstrained_form(options, UnconstrainedForm::ode) == UnconstrainedForm::dae)
+    options.fail("linear_solver", "\"gmres\" solves the ODE form V' = F; it cannot be combined with "
+                                  "unconstrained_form = \"dae\"");
+  return LinearSolver::gmres;
+}
+
 UnconstrainedForm read_unconstrained_form(const ConfigTable& options, UnconstrainedForm fallback) {
   if (!options.contains("unconstrained_form")) return fallback;
   return options.choice("unconstrained_form", {"dae", "ode"}) == "ode" ? UnconstrainedForm::ode : UnconstrainedForm::dae;

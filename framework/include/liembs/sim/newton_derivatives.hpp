@@ -21,8 +21,18 @@ enum class DerivativeMethod { automatic, analytic, finite_differences };
 // derivatives); docs/newton-matrices.md.
 enum class UnconstrainedForm { dae, ode };
 
+// How an implicit integrator solves its Newton systems: by a factorization of the assembled
+// Newton matrix (dense), or matrix-free by GMRES on the ODE form V' = F of a formulation without
+// constraints (MatrixFreeNewton, SPGMR for ida; docs/newton-matrices.md, "Long chains").
+// automatic: GMRES where it applies from a number of velocity coordinates on that each
+// integrator declares (its matrix_free_threshold, measured with bench-long-chains).
+enum class LinearSolver { automatic, dense, gmres };
+
 // Reads newton_derivatives from an integrator's options (strict: only the two names).
 DerivativeMethod read_derivative_method(const ConfigTable& options);
+// Reads linear_solver ("dense" | "gmres"; absent: automatic). "gmres" with unconstrained_form =
+// "dae" is an error naming both keys.
+LinearSolver read_linear_solver(const ConfigTable& options);
 // Reads unconstrained_form ("dae" | "ode") from an integrator's options, `fallback` without it.
 UnconstrainedForm read_unconstrained_form(const ConfigTable& options, UnconstrainedForm fallback);
 
