@@ -8,6 +8,10 @@
 #include <liembs/plugin/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
+#include "../test_support.hpp"
+
+#include <liembs/sim/run.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -147,6 +151,35 @@ inline Agreement compare_with_urdf_twin(const TwinRobot& robot, Model other, uns
   BoundTree from_urdf = bind(urdf), from_other = bind(other);
   CHECK(from_urdf.tree->dof_names == from_other.tree->dof_names);
   return compare_trees(from_urdf, from_other, seed);
+}
+
+// The run of `config` (a four-bar from another format) against configs/four-bar/planar.toml,
+// 0.5 s with the fixed steps of generalized-alpha (IDA's adaptive steps would turn the
+// models' 1e-16 differences into differences at its tolerance): the largest difference of
+// the bodies' final poses and twists (/10: rad/s), and the largest motion of a body.
+struct RunAgreement {
+  double largest_difference = 0.0, largest_motion = 0.0;
+};
+inline RunAgreement compare_four_bar_runs(const std::string& config) {
+  const std::vector<std::string> shorter{"simulation.end_time=0.5", "integrator.name=generalized-alpha"};
+  auto other = liembs::testing::load_test_run(config, shorter);
+  auto toml = liembs::testing::load_test_run("../../configs/four-bar/planar.toml", shorter);
+  const RunSummary other_summary = execute_run(other.run, RunOutput{});
+  const RunSummary toml_summary = execute_run(toml.run, RunOutput{});
+  std::vector<Pose> other_poses, toml_poses;
+  std::vector<Vec6> other_twists, toml_twists;
+  other.run.dynamics->body_motion(other_summary.final_state, other_poses, other_twists);
+  toml.run.dynamics->body_motion(toml_summary.final_state, toml_poses, toml_twists);
+  REQUIRE(other_poses.size() == toml_poses.size());
+  RunAgreement agreement;
+  for (std::size_t b = 0; b < toml_poses.size(); ++b) {
+    agreement.largest_difference = std::max({agreement.largest_difference,
+                                             (other_poses[b].matrix() - toml_poses[b].matrix()).norm(),
+                                             (other_twists[b] - toml_twists[b]).norm() / 10.0});
+    agreement.largest_motion = std::max(
+        agreement.largest_motion, (toml_poses[b].matrix() - toml.run.model->bodies[b].reference_pose.matrix()).norm());
+  }
+  return agreement;
 }
 
 }  // namespace liembs::test_formats

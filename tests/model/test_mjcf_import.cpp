@@ -323,38 +323,47 @@ TEST_CASE("MJCF import: bad files get MuJoCo's message with the file and line or
   }
 }
 
-TEST_CASE("MJCF import: connect and weld equalities close loops as cut joints") {
-  // The planar four-bar of tests/data/four-bar-loop.toml: crank and rocker on the world,
-  // the coupler on the crank, pinned to the rocker by a connect.
-  const auto file = write_file("four-bar.xml", R"(<mujoco>
-  <worldbody>
-    <body name="crank"><joint name="A" type="hinge" axis="0 1 0"/>
-      <inertial pos="0 0 0.1" mass="1" diaginertia="0.004 0.004 0.0005"/>
-      <body name="coupler" pos="0 0 0.2"><joint name="B" type="hinge" axis="0 1 0"/>
-        <inertial pos="0.2 0 0" mass="1" diaginertia="0.0005 0.004 0.004"/>
-      </body>
-    </body>
-    <body name="rocker" pos="0.4 0 0"><joint name="D" type="hinge" axis="0 1 0"/>
-      <inertial pos="0 0 0.1" mass="1" diaginertia="0.004 0.004 0.0005"/>
-    </body>
-  </worldbody>
-  <equality><connect name="C" body1="coupler" body2="rocker" anchor="0.4 0 0"/></equality>
-</mujoco>
-)");
-  const Model model = import_mjcf(file);
+TEST_CASE("MJCF import: a connect equality closes a loop as the cut joint and the four-bar moves like configs/four-bar/planar.toml") {
+  // models/mjcf/four-bar.xml: crank and coupler a chain from the world, the rocker on the
+  // world, pinned to the coupler by a connect (a ball joint where planar.toml has a revolute).
+  const Model model = import_mjcf(models_dir() / "mjcf/four-bar.xml");
   const Topology topology = analyze_topology(model);
   REQUIRE(topology.cut_joints.size() == 1);
   const Joint& cut = model.joints[topology.cut_joints[0]];
   CHECK(cut.name == "C");
   CHECK(cut.type == JointType::spherical);
-  CHECK(model.bodies[cut.parent].name == "coupler");
+  CHECK(model.bodies[cut.parent].name == "coupler");  // the deeper body
   CHECK(model.bodies[cut.child].name == "rocker");
-  CHECK((cut.screws[0].tail<3>() - Vec3(0.4, 0, 0.2).cross(Vec3::UnitX())).norm() < 1e-12);
+  const Vec3 point_c(0.2987218950531729, 0.0, 0.2823875802126917);  // planar.toml's joint C
+  CHECK((cut.screws[0].tail<3>() - point_c.cross(Vec3::UnitX())).norm() < 1e-15);
   const KinematicTree tree = compile_tree(model, true);
   std::vector<std::string> coordinates = tree.dof_names;
   std::sort(coordinates.begin(), coordinates.end());
   CHECK(coordinates == std::vector<std::string>{"A", "B", "D"});
   CHECK(tree.cut_joints == std::vector<std::size_t>{topology.cut_joints[0]});
+
+  const RunAgreement runs = compare_four_bar_runs("../../configs/four-bar/planar-mjcf.toml");
+  INFO("largest difference " << runs.largest_difference << ", largest motion " << runs.largest_motion);
+  CHECK(runs.largest_motion > 0.05);
+  CHECK(runs.largest_difference < 1e-11);
+}
+
+TEST_CASE("MJCF import: a weld equality closes a loop as a fixed cut joint") {
+  // Two pendulums welded at their tips: one degree of freedom left.
+  const auto file = write_file("welded.xml", R"(<mujoco>
+  <worldbody>
+    <body name="left"><joint name="L" type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02"/></body>
+    <body name="right" pos="0.3 0 0"><joint name="R" type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 -0.3 0 -0.5" size="0.02"/></body>
+  </worldbody>
+  <equality><weld name="tips" body1="left" body2="right"/></equality>
+</mujoco>
+)");
+  CapturedWarnings warnings;
+  const Model model = import_mjcf(file);
+  const Topology topology = analyze_topology(model);
+  REQUIRE(topology.cut_joints.size() == 1);
+  CHECK(model.joints[topology.cut_joints[0]].name == "tips");
+  CHECK(model.joints[topology.cut_joints[0]].type == JointType::fixed);
 }
 
 TEST_CASE("MJCF import: liembs eval and run take the same columns as the URDF twin with one warning") {

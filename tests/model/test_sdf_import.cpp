@@ -4,12 +4,10 @@
 // bad files get libsdformat's or LieMBS's message with the file and line.
 #include "model_format_support.hpp"
 #include "../support/cli_process.hpp"
-#include "../test_support.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/model/sdf_import.hpp>
 #include <liembs/model/topology.hpp>
-#include <liembs/sim/run.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <fstream>
@@ -55,26 +53,10 @@ TEST_CASE("SDF import: a four-bar loop is cut like the TOML four-bar and moves l
     CHECK((sdf.joints[j].screws[0] - reference.joints[j].screws[0]).norm() < 1e-14);
   }
 
-  // Both runs, 0.5 s with the fixed steps of generalized-alpha: the same motion. (IDA's
-  // adaptive steps turn the models' 1e-16 differences into differences at its tolerance.)
-  const std::vector<std::string> shorter{"simulation.end_time=0.5", "integrator.name=generalized-alpha"};
-  auto from_sdf = liembs::testing::load_test_run("../../configs/four-bar/planar-sdf.toml", shorter);
-  auto from_toml = liembs::testing::load_test_run("../../configs/four-bar/planar.toml", shorter);
-  const RunSummary sdf_summary = execute_run(from_sdf.run, RunOutput{});
-  const RunSummary toml_summary = execute_run(from_toml.run, RunOutput{});
-  std::vector<Pose> sdf_poses, toml_poses;
-  std::vector<Vec6> sdf_twists, toml_twists;
-  from_sdf.run.dynamics->body_motion(sdf_summary.final_state, sdf_poses, sdf_twists);
-  from_toml.run.dynamics->body_motion(toml_summary.final_state, toml_poses, toml_twists);
-  double largest = 0.0, moved = 0.0;
-  for (std::size_t b = 0; b < sdf_poses.size(); ++b) {
-    largest = std::max(largest, (sdf_poses[b].matrix() - toml_poses[b].matrix()).norm());
-    largest = std::max(largest, (sdf_twists[b] - toml_twists[b]).norm() / 10.0);
-    moved = std::max(moved, (toml_poses[b].matrix() - reference.bodies[b].reference_pose.matrix()).norm());
-  }
-  INFO("largest difference " << largest << ", largest motion " << moved);
-  CHECK(moved > 0.05);
-  CHECK(largest < 1e-11);
+  const RunAgreement runs = compare_four_bar_runs("../../configs/four-bar/planar-sdf.toml");
+  INFO("largest difference " << runs.largest_difference << ", largest motion " << runs.largest_motion);
+  CHECK(runs.largest_motion > 0.05);
+  CHECK(runs.largest_difference < 1e-11);
 }
 
 TEST_CASE("SDF import: joints and axes and inertias are resolved in the world") {
