@@ -32,6 +32,7 @@ int compare_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
 int linearize_command(const std::vector<std::string>& arguments);
 int study_command(const std::vector<std::string>& arguments);
+int view_command(const std::vector<std::string>& arguments);
 
 // The command line of a subcommand, parsed.
 struct ParsedOptions {

@@ -20,6 +20,7 @@ const char* usage =
     "  eval FILE.toml      evaluate FILE's algorithm for the states of a CSV file (--states, --output)\n"
     "  linearize FILE.toml A and B of the tree's x' = f(x, tau) at the initial state or --at T (A.csv, B.csv)\n"
     "  study STUDY.toml    run the cases of a study file; write results.csv, study.json, report.html\n"
+    "  view RUN_DIR        write RUN_DIR/view.html: the run's trajectory animated in 3-D, a column plotted\n"
     "  plugins             list the plugin components found on the search path\n"
     "\n"
     "Run 'liembs <command> --help' for the options of a command.\n"
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
   }
   // Commands that write outputs stop at a safe point on SIGINT/SIGTERM and remove their
   // temporaries (liembs/util/interrupt.hpp).
-  if (command == "run" || command == "compare" || command == "eval" || command == "linearize") liembs::install_interrupt_handlers();
+  if (command == "run" || command == "compare" || command == "eval" || command == "linearize" || command == "view")
+    liembs::install_interrupt_handlers();
   if (command == "run") return guarded("run", run_command, arguments);
   if (command == "validate") return guarded("validate", validate_command, arguments);
   if (command == "plugins") return guarded("plugins", plugins_command, arguments);
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
   if (command == "eval") return guarded("eval", eval_command, arguments);
   if (command == "linearize") return guarded("linearize", linearize_command, arguments);
   if (command == "study") return guarded("study", study_command, arguments);
+  if (command == "view") return guarded("view", view_command, arguments);
   std::cerr << "liembs: unknown command '" << command << "'\n\n" << usage;
   return exit_usage;
 }

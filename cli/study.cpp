@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include <liembs/error.hpp>
+#include <liembs/study/case_views.hpp>
 #include <liembs/study/execution.hpp>
 #include <liembs/study/message_passing.hpp>
 #include <liembs/study/results.hpp>
@@ -137,6 +138,8 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
   const study::StudyResults results = study::analyse(std::move(definition), std::move(cases), std::move(records));
   study::write_results_csv(results, output);
   if (!algorithms) study::write_series_csv(results, output);
+  std::size_t views = 0;
+  if (values.count("views")) views = study::write_case_views(results, output);
   study::write_study_json(results, output);
 
   std::string report_note;
@@ -180,7 +183,8 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
       if (!results.records[i].ok)
         std::cout << "  failed: " << results.cases[i].id << ": " << results.records[i].error << "\n";
     std::cout << "  outputs in " << output.string() << ": results.csv" << (algorithms ? "" : ", series.csv") << ", study.json"
-              << (report_note.empty() && !values.count("no-report") ? ", report.html" : "") << "\n";
+              << (report_note.empty() && !values.count("no-report") ? ", report.html" : "")
+              << (views ? ", views/ (" + std::to_string(views) + " pages)" : "") << "\n";
   }
   if (!report_note.empty()) std::cerr << "liembs study: " << report_note << "\n";
   return exit_ok;
@@ -195,7 +199,9 @@ int study_command(const std::vector<std::string>& arguments) {
       ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings)")
       ("force", "run every case again, ignoring the results cached in the output folder")
       ("list", "print the cases and exit without running them")
-      ("no-report", "do not write report.html");
+      ("no-report", "do not write report.html")
+      ("views", "also write the viewer's page of every case that ran, views/<case hash>.html (about 1 MB each), "
+                "linked from report.html");
   add_common_run_options(options);
   options.add_options()("quiet,q", "print nothing on success");
   const auto parsed = parse_command_line("study", "STUDY.toml [options]", options, arguments,

@@ -5,6 +5,7 @@
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/urdf_import.hpp>
+#include <liembs/model/visual_shapes.hpp>
 
 #include <console_bridge/console.h>
 #include <tinyxml.h>
@@ -75,6 +76,19 @@ class Importer {
 
   Importer(const Importer&) = delete;
   Importer& operator=(const Importer&) = delete;
+
+  ModelVisuals visuals() {
+    index_xml();
+    parse();
+    ModelVisuals result;
+    for (const auto& [name, link] : urdf_->links_) {
+      auto shapes = visual_shapes(link);
+      if (shapes.empty()) continue;
+      if (link == urdf_->getRoot() && !has_mass(link)) result.world = std::move(shapes);
+      else result.by_body[name] = std::move(shapes);
+    }
+    return result;
+  }
 
   Model run() {
     index_xml();
@@ -201,6 +215,51 @@ class Importer {
     std::stable_sort(joints.begin(), joints.end(),
                      [&](const auto& a, const auto& b) { return rank(a->name) < rank(b->name); });
     return joints;
+  }
+
+  // The link's <visual> primitives (box, sphere, cylinder) in the link frame; meshes are not
+  // read (the viewer then draws the body's inertia box).
+  std::vector<VisualShape> visual_shapes(const urdf::LinkConstSharedPtr& link) const {
+    std::vector<VisualShape> shapes;
+    for (const auto& visual : link->visual_array) {
+      if (!visual || !visual->geometry || visual->geometry->type == urdf::Geometry::MESH) continue;
+      if (!finite(visual->origin)) fail_link(link->name, "<visual><origin> is not finite");
+      VisualShape shape;
+      shape.pose = to_pose(visual->origin);
+      const auto positive = [&](double value, const char* what) {
+        if (!std::isfinite(value) || value <= 0.0)
+          fail_link(link->name, std::string("<visual> ") + what + " must be positive and finite, got " + format(value));
+        return value;
+      };
+      switch (visual->geometry->type) {
+        case urdf::Geometry::BOX: {
+          const auto& box = static_cast<const urdf::Box&>(*visual->geometry);
+          shape.type = VisualShape::Type::box;
+          shape.box_size = Vec3(positive(box.dim.x, "box size"), positive(box.dim.y, "box size"),
+                                positive(box.dim.z, "box size"));
+          break;
+        }
+        case urdf::Geometry::SPHERE:
+          shape.type = VisualShape::Type::sphere;
+          shape.radius = positive(static_cast<const urdf::Sphere&>(*visual->geometry).radius, "sphere radius");
+          break;
+        case urdf::Geometry::CYLINDER: {
+          const auto& cylinder = static_cast<const urdf::Cylinder&>(*visual->geometry);
+          shape.type = VisualShape::Type::cylinder;
+          shape.radius = positive(cylinder.radius, "cylinder radius");
+          shape.length = positive(cylinder.length, "cylinder length");
+          break;
+        }
+        default:
+          continue;
+      }
+      if (visual->material && visual->material->texture_filename.empty()) {
+        const urdf::Color& color = visual->material->color;
+        shape.color = std::array<double, 4>{color.r, color.g, color.b, color.a};
+      }
+      shapes.push_back(shape);
+    }
+    return shapes;
   }
 
   RigidBody make_body(const urdf::LinkConstSharedPtr& link, const Pose& reference_pose) const {
@@ -351,13 +410,26 @@ Model import_urdf_string(const std::string& xml, const std::string& source_name,
   return Importer(xml, source_name, floating_base).run();
 }
 
-Model import_urdf(const std::filesystem::path& file, bool floating_base) {
+namespace {
+
+std::string read_urdf_text(const std::filesystem::path& file) {
   std::ifstream stream(file, std::ios::binary);
   if (!stream) throw ModelError(file.string() + ": cannot open the URDF file");
   std::ostringstream text;
   text << stream.rdbuf();
   if (stream.bad()) throw ModelError(file.string() + ": cannot read the URDF file");
-  return import_urdf_string(text.str(), file.string(), floating_base);
+  return text.str();
+}
+
+}  // namespace
+
+Model import_urdf(const std::filesystem::path& file, bool floating_base) {
+  return import_urdf_string(read_urdf_text(file), file.string(), floating_base);
+}
+
+ModelVisuals read_urdf_visuals(const std::filesystem::path& file) {
+  const std::string xml = read_urdf_text(file);
+  return Importer(xml, file.string(), false).visuals();
 }
 
 }  // namespace liembs

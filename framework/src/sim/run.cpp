@@ -384,7 +384,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   if (summary_file) {
     // Keys in the order written; non-finite numbers become null.
     nlohmann::ordered_json json;
-    json["config"] = run.config_file.string();
+    // Absolute, so that `liembs view` finds the model from any folder.
+    json["config"] = std::filesystem::absolute(run.config_file).lexically_normal().string();
     json["title"] = run.title;
     json["choices"] = run_choices(run);
     json["step_size"] = step_size;

@@ -1,5 +1,6 @@
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/study/case_views.hpp>
 #include <liembs/study/results.hpp>
 #include <liembs/version.hpp>
 
@@ -429,8 +430,11 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
       constraint_max[r.joints[j]] = number(r.constraint_violation_max[j]);
       velocity_max[r.joints[j]] = number(r.velocity_violation_max[j]);
     }
+    const std::string view = case_view_file(results, i);
+    const bool has_view = !view.empty() && std::filesystem::exists(folder / view);
     cases.push_back({{"id", item.id},
                      {"model", d.models[item.model].name},
+                     {"view", has_view ? json(view) : json(nullptr)},
                      {"role", to_string(item.role)},
                      {"values", values},
                      {"ok", r.ok},

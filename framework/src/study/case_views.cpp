@@ -1,0 +1,80 @@
+// The viewer's page of each case of a motion study (liembs/study/case_views.hpp).
+#include <liembs/config/config_table.hpp>
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/study/case_views.hpp>
+#include <liembs/view/run_view.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace liembs::study {
+
+namespace {
+
+// The columns of trajectory.csv that a record holds, by the same names: per body the 13 of
+// CaseRecord::motion, then the signed relative energy drift, the relative angular momentum
+// drift and per constraint block the position and velocity violations.
+ViewTable case_table(const Definition& definition, const Case& item, const CaseRecord& record) {
+  static const char* motion_columns[motion_per_body] = {"x",  "y",  "z",  "qw", "qx", "qy", "qz",
+                                                        "wx", "wy", "wz", "vx", "vy", "vz"};
+  ViewTable table;
+  table.title = definition.title + ": " + item.id;
+  table.source = "the record of case '" + item.id + "'";
+  table.notes = {{"group", record.group}, {"algorithm", record.algorithm}, {"integrator", record.integrator}};
+  if (!record.representation.empty()) table.notes.emplace_back("representation", record.representation);
+  std::ostringstream step;
+  step << record.step_size;
+  table.notes.emplace_back("step", step.str());
+  table.names.push_back("time");
+  table.columns.push_back(record.times);
+  for (std::size_t b = 0; b < record.bodies.size(); ++b)
+    for (std::size_t k = 0; k < motion_per_body; ++k) {
+      table.names.push_back(record.bodies[b] + "." + motion_columns[k]);
+      auto& column = table.columns.emplace_back();
+      for (const auto& sample : record.motion) column.push_back(sample[b * motion_per_body + k]);
+    }
+  table.names.push_back("energy_drift_relative");
+  table.columns.push_back(record.energy_drift);
+  table.names.push_back("angular_momentum_drift_relative");
+  table.columns.push_back(record.angular_momentum_drift);
+  for (std::size_t j = 0; j < 2 * record.joints.size(); ++j) {
+    table.names.push_back((j < record.joints.size() ? "violation." : "velocity_violation.") +
+                          record.joints[j % record.joints.size()]);
+    auto& column = table.columns.emplace_back();
+    for (const auto& sample : record.violations) column.push_back(j < sample.size() ? sample[j] : std::nan(""));
+  }
+  return table;
+}
+
+}  // namespace
+
+std::string case_view_file(const StudyResults& results, std::size_t case_index) {
+  const CaseRecord& record = results.records[case_index];
+  if (results.definition.kind == StudyKind::algorithms || !record.ok || record.times.empty() || record.hash.empty())
+    return "";
+  return "views/" + record.hash + ".html";
+}
+
+std::size_t write_case_views(const StudyResults& results, const std::filesystem::path& output) {
+  std::size_t written = 0;
+  for (std::size_t i = 0; i < results.cases.size(); ++i) {
+    const std::string file = case_view_file(results, i);
+    if (file.empty()) continue;
+    const Case& item = results.cases[i];
+    const auto document = case_document(results.definition, item);
+    const ConfigTable model_table = document->root().table("model");
+    const liembs::Model model = load_model(model_table);
+    ViewOptions options;
+    options.column = "energy_drift_relative";
+    const std::string page = view_page(model, read_model_visuals(model_table),
+                                       case_table(results.definition, item, results.records[i]), options);
+    std::filesystem::create_directories((output / file).parent_path());
+    AtomicFile target(output / file);
+    target.stream() << page;
+    target.commit();
+    ++written;
+  }
+  return written;
+}
+
+}  // namespace liembs::study

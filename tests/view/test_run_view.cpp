@@ -1,0 +1,438 @@
+// The viewer's page (liembs/view/run_view.hpp, `liembs view`): what it embeds, that the data
+// it draws from is the run's (columns as in trajectory.csv, inertia boxes with the bodies'
+// inertia, joint axes that are the model's screws, constraint points that meet where the
+// constraint holds them together), URDF visual shapes, and the errors of bad run folders.
+#include "../support/cli_process.hpp"
+
+#include <liembs/config/config_table.hpp>
+#include <liembs/error.hpp>
+#include <liembs/model/model.hpp>
+#include <liembs/model/visual_shapes.hpp>
+#include <liembs/view/run_view.hpp>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <Eigen/Geometry>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace liembs;
+using Catch::Matchers::Contains;
+using Json = nlohmann::json;
+
+namespace {
+
+fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-view-test", name); }
+
+cli_test::CliResult run_cli(const std::string& arguments) {
+  static const fs::path io = scratch("io");
+  return cli_test::run_liembs(arguments, io, LIEMBS_SOURCE_DIR);
+}
+
+// Runs `config` (relative to the source tree) with `settings` into a fresh folder.
+fs::path run_into(const std::string& name, const std::string& config, const std::string& settings) {
+  const fs::path folder = scratch(name);
+  const auto result = run_cli("run " + config + " --quiet --output " + cli_test::single_quoted(folder) + " " + settings);
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  return folder;
+}
+
+// The run's data as the page holds it (the <script id="run-data"> element).
+Json page_data(const std::string& page) {
+  const std::string open = "<script id=\"run-data\" type=\"application/json\">";
+  const auto start = page.find(open);
+  REQUIRE(start != std::string::npos);
+  const auto end = page.find("</script>", start);
+  REQUIRE(end != std::string::npos);
+  return Json::parse(page.substr(start + open.size(), end - start - open.size()));
+}
+
+Vec3 vec3(const Json& json) { return Vec3(json[0].get<double>(), json[1].get<double>(), json[2].get<double>()); }
+Mat3 rotation(const Json& xyzw) {
+  return Eigen::Quaterniond(xyzw[3].get<double>(), xyzw[0].get<double>(), xyzw[1].get<double>(), xyzw[2].get<double>())
+      .toRotationMatrix();
+}
+
+Model model_of(const std::string& config) {
+  return load_model(ConfigDocument::load(fs::path(LIEMBS_SOURCE_DIR) / config)->root().table("model"));
+}
+
+// The pose of body `name` in frame `frame` of the page's columns.
+Pose pose_at(const Json& data, const std::string& name, std::size_t frame) {
+  const auto& columns = data["columns"];
+  Pose pose;
+  pose.r = Vec3(columns[name + ".x"][frame].get<double>(), columns[name + ".y"][frame].get<double>(),
+                columns[name + ".z"][frame].get<double>());
+  pose.R = Eigen::Quaterniond(columns[name + ".qw"][frame].get<double>(), columns[name + ".qx"][frame].get<double>(),
+                              columns[name + ".qy"][frame].get<double>(), columns[name + ".qz"][frame].get<double>())
+               .normalized()
+               .toRotationMatrix();
+  return pose;
+}
+
+std::set<std::string> folder_entries(const fs::path& folder) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(folder)) names.insert(entry.path().filename().string());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("the page inlines three.js and the viewer and loads nothing from elsewhere", "[view]") {
+  const fs::path run = run_into("pendulum", "configs/examples/double-pendulum.toml", "--set simulation.end_time=0.1");
+  const std::string page = view_page(run);
+  const std::string three = cli_test::read_file(LIEMBS_THREE_JS_FILE);
+  REQUIRE(three.size() > 100000);
+  CHECK(page.find(three) != std::string::npos);
+  CHECK_THAT(page, Contains("OrbitControls"));
+  CHECK_THAT(page, Contains("window.liembsView"));
+  // No element that fetches: scripts without src, no <link>, <img>, <iframe>.
+  CHECK_FALSE(std::regex_search(page, std::regex("<(script|img|iframe)[^>]*\\ssrc\\s*=", std::regex::icase)));
+  CHECK_FALSE(std::regex_search(page, std::regex("<link[\\s>]", std::regex::icase)));
+  CHECK(page.find("{{") == std::string::npos);  // every placeholder filled
+}
+
+TEST_CASE("the page's columns are the trajectory's, every k-th row and the last", "[view]") {
+  const fs::path run = run_into("pendulum", "configs/examples/double-pendulum.toml",
+                                "--set simulation.end_time=0.1 --set simulation.step_size=1e-3 "
+                                "--set simulation.output_every=1");
+  const auto table = cli_test::parse_csv(cli_test::read_file(run / "trajectory.csv"));
+  REQUIRE(table.rows.size() == 101);
+
+  SECTION("all rows when they fit") {
+    const Json data = page_data(view_page(run));
+    REQUIRE(data["columns"].size() == table.names.size());
+    CHECK(data["rows_in_source"] == 101);
+    for (std::size_t c = 0; c < table.names.size(); ++c) {
+      const auto& values = data["columns"][table.names[c]];
+      REQUIRE(values.size() == table.rows.size());
+      for (std::size_t row = 0; row < table.rows.size(); ++row) CHECK(values[row].get<double>() == table.rows[row][c]);
+    }
+    CHECK(data["column"] == "total_energy");
+  }
+  SECTION("at most max_frames rows, the first and the last among them") {
+    for (const std::size_t max_frames : {2, 7, 10, 100}) {
+      ViewOptions options;
+      options.max_frames = max_frames;
+      const Json data = page_data(view_page(run, options));
+      const auto& times = data["columns"]["time"];
+      INFO("max_frames " << max_frames);
+      CHECK(times.size() <= max_frames);
+      CHECK(times.size() >= max_frames / 2);
+      CHECK(times.front().get<double>() == table.rows.front()[0]);
+      CHECK(times.back().get<double>() == table.rows.back()[0]);
+      for (std::size_t k = 1; k < times.size(); ++k) CHECK(times[k].get<double>() > times[k - 1].get<double>());
+    }
+  }
+}
+
+TEST_CASE("a body without visual shapes is drawn as the box of its mass and inertia", "[view]") {
+  const fs::path run = run_into("pendulum", "configs/examples/double-pendulum.toml", "--set simulation.end_time=0.01");
+  const Model model = model_of("configs/examples/double-pendulum.toml");
+  const Json data = page_data(view_page(run));
+  REQUIRE(data["bodies"].size() == model.bodies.size());
+  for (std::size_t i = 0; i < model.bodies.size(); ++i) {
+    const RigidBody& body = model.bodies[i];
+    const Json& shapes = data["bodies"][i]["shapes"];
+    INFO(body.name);
+    CHECK(data["bodies"][i]["name"] == body.name);
+    REQUIRE(shapes.size() == 1);
+    CHECK(shapes[0]["type"] == "box");
+    CHECK(shapes[0]["from"] == "inertia");
+    // A uniform box with edges (a, b, c) has I = m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)
+    // in its own axes; rotated into the body frame it is the body's inertia.
+    const Vec3 e = vec3(shapes[0]["box_size"]);
+    const Vec3 moments = body.mass / 12.0 * Vec3(e.y() * e.y() + e.z() * e.z(), e.x() * e.x() + e.z() * e.z(),
+                                                 e.x() * e.x() + e.y() * e.y());
+    const Mat3 R = rotation(shapes[0]["quaternion"]);
+    const Mat3 box_inertia = R * moments.asDiagonal() * R.transpose();
+    // The pendulum's links are slender rods (principal moments 0.001 against 0.021): their
+    // thin edges are raised to 5 % of the longest, which adds m/12 (0.05 L)^2 to the moments.
+    CHECK((box_inertia - body.inertia).norm() <= 0.01 * body.inertia.norm());
+    CHECK((vec3(shapes[0]["position"]) - body.center_of_mass).norm() < 1e-15);
+  }
+}
+
+TEST_CASE("a joint's axes on the page are the model's screws", "[view]") {
+  for (const std::string config : {"configs/examples/iiwa-arm.toml", "configs/four-bar/spatial.toml",
+                                   "configs/examples/double-pendulum.toml"}) {
+    INFO(config);
+    const fs::path run = run_into("tree", config, "--set simulation.end_time=0.002");
+    const Model model = model_of(config);
+    const Json data = page_data(view_page(run));
+    REQUIRE(data["joints"].size() == model.joints.size());
+    std::size_t axes = 0;
+    for (std::size_t j = 0; j < model.joints.size(); ++j) {
+      const Joint& joint = model.joints[j];
+      const Json& page_joint = data["joints"][j];
+      CHECK(page_joint["name"] == joint.name);
+      REQUIRE(page_joint["axes"].size() == joint.screws.size());
+      for (std::size_t k = 0; k < joint.screws.size(); ++k) {
+        const Json& axis = page_joint["axes"][k];
+        const long body = axis["body"].get<long>();
+        const Pose frame = body < 0 ? Pose{} : model.bodies[static_cast<std::size_t>(body)].reference_pose;
+        const Vec3 direction = frame.R * vec3(axis["direction"]);
+        const Vec3 point = frame.R * vec3(axis["point"]) + frame.r;
+        const Vec6& Y = joint.screws[k];
+        const Vec6 rebuilt = axis["kind"] == "revolute" ? revolute_screw(direction, point) : prismatic_screw(direction);
+        INFO(joint.name << " axis " << k);
+        CHECK((rebuilt * (Y.head<3>().norm() > 0 ? Y.head<3>().norm() : Y.tail<3>().norm()) - Y).norm() < 1e-12);
+        ++axes;
+      }
+    }
+    CHECK(axes == model.joint_dof());
+  }
+}
+
+TEST_CASE("the points of paper 004's constraints meet where the run holds them together", "[view]") {
+  // The slider crank in absolute coordinates: a revolute, a spherical and a
+  // revolute-cylindrical joint keep a point of one body on a point (or line) of another.
+  const fs::path run = run_into("slider-crank", "configs/paper-004/slider-crank.toml", "--set simulation.end_time=0.05");
+  const Json data = page_data(view_page(run));
+  const auto body_name = [&](long index) { return data["bodies"][static_cast<std::size_t>(index)]["name"].get<std::string>(); };
+  const std::size_t last = data["columns"]["time"].size() - 1;
+  std::size_t coincident_pairs = 0;
+  for (const auto& constraint : data["constraints"]) {
+    if (constraint["name"] != "spherical_B" && constraint["name"] != "revolute_A") continue;
+    std::vector<Vec3> world_points;
+    for (const auto& mark : constraint["points"]) {
+      const long body = mark["body"].get<long>();
+      for (const std::size_t frame : {std::size_t{0}, last}) {
+        const Pose pose = body < 0 ? Pose{} : pose_at(data, body_name(body), frame);
+        world_points.push_back(pose.R * vec3(mark["point"]) + pose.r);
+      }
+    }
+    INFO(constraint.dump());
+    REQUIRE(world_points.size() == 4);  // P on i, Q on j, at the first and the last frame
+    CHECK((world_points[0] - world_points[2]).norm() < 1e-6);
+    CHECK((world_points[1] - world_points[3]).norm() < 1e-6);
+    ++coincident_pairs;
+  }
+  CHECK(coincident_pairs == 2);
+}
+
+TEST_CASE("URDF visual shapes are read and drawn instead of the inertia box", "[view][urdf]") {
+  const std::string urdf = R"(<?xml version="1.0"?>
+<robot name="shapes">
+  <material name="red"><color rgba="1 0 0 0.5"/></material>
+  <link name="world_link">
+    <visual><geometry><box size="1 1 0.02"/></geometry></visual>
+  </link>
+  <link name="arm">
+    <inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual>
+      <origin xyz="0 0 0.25" rpy="0 1.5707963267948966 0"/>
+      <geometry><cylinder radius="0.03" length="0.5"/></geometry>
+      <material name="red"/>
+    </visual>
+    <visual><origin xyz="0 0 0.5"/><geometry><sphere radius="0.05"/></geometry></visual>
+    <visual><geometry><mesh filename="arm.stl"/></geometry></visual>
+  </link>
+  <link name="tip">
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="shoulder" type="continuous">
+    <parent link="world_link"/><child link="arm"/><axis xyz="0 1 0"/>
+  </joint>
+  <joint name="wrist" type="continuous">
+    <parent link="arm"/><child link="tip"/><origin xyz="0 0 0.5"/><axis xyz="1 0 0"/>
+  </joint>
+</robot>
+)";
+  const fs::path folder = scratch("urdf-shapes");
+  std::ofstream(folder / "shapes.urdf") << urdf;
+  const ModelVisuals visuals = read_urdf_visuals(folder / "shapes.urdf");
+  REQUIRE(visuals.world.size() == 1);  // the massless root link is the world
+  CHECK(visuals.world[0].type == VisualShape::Type::box);
+  CHECK(visuals.world[0].box_size.isApprox(Vec3(1, 1, 0.02)));
+  CHECK(visuals.by_body.count("world_link") == 0);
+  REQUIRE(visuals.by_body.count("arm") == 1);
+  const auto& arm = visuals.by_body.at("arm");
+  REQUIRE(arm.size() == 2);  // the mesh is not read
+  CHECK(arm[0].type == VisualShape::Type::cylinder);
+  CHECK(arm[0].radius == 0.03);
+  CHECK(arm[0].length == 0.5);
+  CHECK(arm[0].pose.r.isApprox(Vec3(0, 0, 0.25)));
+  CHECK((arm[0].pose.R * Vec3::UnitZ()).isApprox(Vec3::UnitX()));  // pitch 90 degrees: z onto x
+  REQUIRE(arm[0].color.has_value());
+  CHECK(*arm[0].color == std::array<double, 4>{1, 0, 0, 0.5});
+  CHECK(arm[1].type == VisualShape::Type::sphere);
+  CHECK(arm[1].radius == 0.05);
+  CHECK(arm[1].pose.r.isApprox(Vec3(0, 0, 0.5)));
+  CHECK_FALSE(arm[1].color.has_value());
+  CHECK(visuals.by_body.count("tip") == 0);
+
+  SECTION("the page draws them") {
+    std::ofstream(folder / "shapes.toml") << "[model]\nurdf = \"shapes.urdf\"\nfloating_base = false\n"
+                                             "gravity = [0, 0, -9.81]\n[model.initial_position]\nshoulder = 0.5\n"
+                                             "[representation]\nname = \"body-fixed\"\n[algorithm]\nname = \"aba\"\n"
+                                             "[group]\nname = \"SE3\"\n[integrator]\nname = \"rkmk\"\n"
+                                             "[simulation]\nend_time = 0.01\nstep_size = 1e-3\n";
+    const fs::path run = folder / "run";
+    const auto result = run_cli("run " + cli_test::single_quoted(folder / "shapes.toml") + " --quiet --output " +
+                               cli_test::single_quoted(run));
+    INFO(result.err);
+    REQUIRE(result.status == 0);
+    const Json data = page_data(view_page(run));
+    REQUIRE(data["world_shapes"].size() == 1);
+    const Json& arm_shapes = data["bodies"][0]["shapes"];
+    REQUIRE(arm_shapes.size() == 2);
+    CHECK(arm_shapes[0]["type"] == "cylinder");
+    CHECK(arm_shapes[0]["from"] == "visual");
+    CHECK(arm_shapes[0]["length"] == 0.5);
+    CHECK(arm_shapes[0]["color"] == Json::array({1.0, 0.0, 0.0, 0.5}));
+    CHECK(rotation(arm_shapes[0]["quaternion"]).isApprox(arm[0].pose.R, 1e-15));
+    CHECK(arm_shapes[1]["type"] == "sphere");
+    CHECK(data["bodies"][1]["shapes"][0]["from"] == "inertia");  // the tip has no visual
+  }
+  SECTION("a visual with a size that is not positive is an error naming the link") {
+    std::string bad = urdf;
+    bad.replace(bad.find("radius=\"0.05\""), 13, "radius=\"-0.05\"");
+    std::ofstream(folder / "bad.urdf") << bad;
+    CHECK_THROWS_WITH(read_urdf_visuals(folder / "bad.urdf"),
+                      Contains("bad.urdf:") && Contains("link 'arm'") && Contains("sphere radius must be positive"));
+  }
+}
+
+TEST_CASE("liembs view writes RUN_DIR/view.html, or --output", "[view][cli]") {
+  const fs::path run = run_into("cli", "configs/examples/spinning-body.toml", "--set simulation.end_time=0.05");
+  auto result = run_cli("view " + cli_test::single_quoted(run));
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Contains("view.html"));
+  const std::string page = cli_test::read_file(run / "view.html");
+  CHECK(page_data(page)["bodies"][0]["name"] == "body");
+
+  const fs::path other = scratch("cli-other") / "page.html";
+  result = run_cli("view " + cli_test::single_quoted(run) + " --quiet --column kinetic_energy --max-frames 10 --output " +
+                  cli_test::single_quoted(other));
+  REQUIRE(result.status == 0);
+  CHECK(result.out.empty());
+  const Json data = page_data(cli_test::read_file(other));
+  CHECK(data["column"] == "kinetic_energy");
+  CHECK(data["columns"]["time"].size() <= 10);
+}
+
+TEST_CASE("liembs view refuses what is not a run with exit status 2 and writes nothing", "[view][cli]") {
+  const fs::path good = run_into("good", "configs/examples/double-pendulum.toml", "--set simulation.end_time=0.01");
+  const fs::path folder = scratch("bad");
+  const auto copy_run = [&](const std::string& name) {
+    const fs::path run = folder / name;
+    fs::create_directories(run);
+    for (const char* file : {"summary.json", "trajectory.csv"}) fs::copy_file(good / file, run / file);
+    return run;
+  };
+  const auto set_config = [](const fs::path& run, const fs::path& config) {
+    Json summary = Json::parse(cli_test::read_file(run / "summary.json"));
+    summary["config"] = config.string();
+    std::ofstream(run / "summary.json") << summary.dump(2);
+  };
+
+  struct Case {
+    std::string name;
+    fs::path run;
+    std::string extra, message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"missing folder", folder / "nowhere", "", "not a folder"});
+  fs::create_directories(folder / "empty");
+  cases.push_back({"folder without summary.json", folder / "empty", "", "not a run folder (no summary.json"});
+  {
+    const fs::path run = copy_run("no-trajectory");
+    fs::remove(run / "trajectory.csv");
+    cases.push_back({"no trajectory", run, "", "has no trajectory.csv"});
+  }
+  {
+    const fs::path run = copy_run("no-config");
+    set_config(run, folder / "gone.toml");
+    cases.push_back({"model file gone", run, "", "gone.toml' (summary.json \"config\") does not exist"});
+  }
+  {
+    const fs::path run = copy_run("broken-model");
+    std::ofstream(folder / "broken.toml") << "[model]\n[[model.bodies]]\nname = \"upper\"\nmass = -1\n";
+    set_config(run, folder / "broken.toml");
+    cases.push_back({"model that cannot be loaded", run, "", "cannot load the run's model from"});
+  }
+  {
+    const fs::path run = copy_run("other-model");
+    cases.push_back({"trajectory of another model", run,
+                     "--config " + cli_test::single_quoted(fs::path(LIEMBS_SOURCE_DIR) / "configs/examples/spinning-body.toml"),
+                     "no pose columns body.x"});
+  }
+  {
+    const fs::path run = copy_run("bad-column");
+    cases.push_back({"unknown column", run, "--column total_enrgy", "did you mean 'total_energy'"});
+  }
+  {
+    const fs::path run = copy_run("truncated");
+    const std::string text = cli_test::read_file(run / "trajectory.csv");
+    std::ofstream(run / "trajectory.csv") << text.substr(0, text.size() - 40);
+    cases.push_back({"truncated trajectory", run, "", "fields, the header has"});
+  }
+  {
+    const fs::path run = copy_run("output-over-input");
+    cases.push_back({"output over the trajectory", run, "--output " + cli_test::single_quoted(run / "trajectory.csv"),
+                     "would overwrite"});
+  }
+  for (const auto& item : cases) {
+    INFO(item.name);
+    const std::string trajectory =
+        fs::exists(item.run / "trajectory.csv") ? cli_test::read_file(item.run / "trajectory.csv") : "";
+    const auto before = fs::is_directory(item.run) ? folder_entries(item.run) : std::set<std::string>{};
+    const auto result = run_cli("view " + cli_test::single_quoted(item.run) + " " + item.extra);
+    INFO(result.err);
+    CHECK(result.status == 2);
+    CHECK_THAT(result.err, Contains("liembs view: error: ") && Contains(item.message));
+    if (fs::is_directory(item.run)) CHECK(folder_entries(item.run) == before);  // no view.html, no temporary
+    if (!trajectory.empty()) CHECK(cli_test::read_file(item.run / "trajectory.csv") == trajectory);
+  }
+}
+
+TEST_CASE("liembs study --views writes a page per case that ran, linked from the report", "[view][study]") {
+  const fs::path folder = scratch("study");
+  std::ofstream(folder / "study.toml")
+      << "title = \"views\"\n[[models]]\nname = \"body\"\nfile = '" LIEMBS_SOURCE_DIR "/tests/data/free-body.toml'\n"
+         "set = { simulation.end_time = 0.2 }\n"
+         "[[axes]]\nkey = \"group.name\"\nvalues = [\"SE3\", \"SE4\"]\n"  // SE4 fails: no page
+         "[measure]\nsample_interval = 0.05\n";
+  const fs::path out = folder / "out";
+  const auto result = run_cli("study " + cli_test::single_quoted(folder / "study.toml") + " --quiet --views --output " +
+                              cli_test::single_quoted(out));
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const Json study = Json::parse(cli_test::read_file(out / "study.json"));
+  std::size_t pages = 0;
+  for (const auto& item : study["cases"]) {
+    INFO(item["id"]);
+    if (!item["ok"].get<bool>()) {
+      CHECK(item["view"].is_null());
+      continue;
+    }
+    REQUIRE(item["view"].is_string());
+    const fs::path page_file = out / item["view"].get<std::string>();
+    REQUIRE(fs::exists(page_file));
+    ++pages;
+    // The page shows the case's record: its sample times and the body's motion.
+    const Json data = page_data(cli_test::read_file(page_file));
+    const std::string hash = page_file.stem().string();
+    const Json record = Json::parse(cli_test::read_file(out / "cases" / (hash + ".json")));
+    REQUIRE(data["columns"]["time"] == record["times"]);
+    const auto& motion = record["motion"];
+    REQUIRE(data["columns"]["body.qz"].size() == motion.size());
+    for (std::size_t k = 0; k < motion.size(); ++k) {
+      CHECK(data["columns"]["body.x"][k] == motion[k][0]);
+      CHECK(data["columns"]["body.qz"][k] == motion[k][6]);
+    }
+    CHECK(data["column"] == "energy_drift_relative");
+    if (fs::exists(out / "report.html"))
+      CHECK_THAT(cli_test::read_file(out / "report.html"), Contains("href=\"" + item["view"].get<std::string>() + "\""));
+  }
+  CHECK(pages == 1);
+}
