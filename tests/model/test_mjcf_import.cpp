@@ -305,10 +305,25 @@ TEST_CASE("MJCF import: bad files get MuJoCo's message with the file and line or
     CHECK_THROWS_WITH(import_mjcf(file), Contains("weld.xml: weld equality 'glue' between 'a' and 'b'") &&
                                               Contains("relpose"));
   }
-  SECTION("a loop the spanning tree cannot cut at the equality") {
-    // A chain closed to the world by a connect at its third body: the world reaches it first
-    // through the equality, so the tree would cut one of the chain's joints instead.
-    const auto file = write_file("cycle.xml", R"(<mujoco>
+  SECTION("an equality that closes no loop") {
+    // Two floating bodies pinned together: a joint of a floating tree, not a loop closure.
+    const auto file = write_file("floating-pair.xml", R"(<mujoco>
+  <worldbody>
+    <body name="a"><freejoint/><geom size="0.1"/></body>
+    <body name="b" pos="0.5 0 0"><freejoint/><geom size="0.1"/></body>
+  </worldbody>
+  <equality><connect name="pin" body1="a" body2="b" anchor="0.25 0 0"/></equality>
+</mujoco>
+)");
+    CHECK_THROWS_WITH(import_mjcf(file), Contains("floating-pair.xml: equality 'pin' between 'a' and 'b' closes no loop") &&
+                                              Contains("two floating trees"));
+  }
+}
+
+TEST_CASE("MJCF import: an equality with the world closes a loop at a massless anchor welded to the world") {
+  // A chain closed to the world at its third body: the world reaches the anchor before the
+  // chain's bodies, so the equality is the cut joint and the chain keeps its three hinges.
+  const auto file = write_file("closed-chain.xml", R"(<mujoco>
   <worldbody>
     <body name="a"><joint name="ja" type="hinge" axis="0 1 0"/><geom size="0.1"/>
       <body name="b" pos="0.5 0 0"><joint name="jb" type="hinge" axis="0 1 0"/><geom size="0.1"/>
@@ -319,8 +334,20 @@ TEST_CASE("MJCF import: bad files get MuJoCo's message with the file and line or
   <equality><connect name="pin" body1="c" anchor="0.5 0 0"/></equality>
 </mujoco>
 )");
-    CHECK_THROWS_WITH(import_mjcf(file), Contains("cycle.xml: ") && Contains("'pin'") && Contains("would cut joint"));
-  }
+  CapturedWarnings warnings;  // contacts
+  const Model model = import_mjcf(file);
+  const Topology topology = analyze_topology(model);
+  REQUIRE(topology.cut_joints.size() == 1);
+  const Joint& pin = model.joints[topology.cut_joints[0]];
+  CHECK(pin.name == "pin");
+  CHECK(model.bodies[pin.parent].name == "c");
+  CHECK(model.bodies[pin.child].name == "world/pin");
+  CHECK(model.bodies[pin.child].mass == 0.0);
+  CHECK((pin.screws[0].tail<3>() - Vec3(1.5, 0, 0).cross(Vec3::UnitX())).norm() < 1e-15);
+  const KinematicTree tree = compile_tree(model, true);
+  std::vector<std::string> coordinates = tree.dof_names;
+  std::sort(coordinates.begin(), coordinates.end());
+  CHECK(coordinates == std::vector<std::string>{"ja", "jb", "jc"});
 }
 
 TEST_CASE("MJCF import: a connect equality closes a loop as the cut joint and the four-bar moves like configs/four-bar/planar.toml") {

@@ -269,16 +269,41 @@ class Importer {
                      "reference configuration (remove relpose or move the bodies)");
         joint.type = JointType::fixed;
       }
-      const bool body1_is_parent = body2 == 0 ? false : body1 == 0 ? true : depth_[body1] >= depth_[body2];
-      const int parent = body1_is_parent ? body1 : body2, child = body1_is_parent ? body2 : body1;
-      joint.parent = body_index_[parent];
-      joint.child = body_index_[child];
+      if (body1 == 0 || body2 == 0) {
+        // To the world: from the body to a massless anchor welded to the world, which the
+        // spanning tree reaches from the world before any body.
+        joint.parent = body_index_[body1 == 0 ? body2 : body1];
+        joint.child = add_world_anchor(name);
+      } else {
+        const bool body1_is_parent = depth_[body1] >= depth_[body2];
+        joint.parent = body_index_[body1_is_parent ? body1 : body2];
+        joint.child = body_index_[body1_is_parent ? body2 : body1];
+      }
       closure_joints_.push_back(model_.joints.size());
       add_joint(std::move(joint));
     }
   }
 
-  // The equalities must be exactly the joints the topology cuts.
+  // A massless body "world/<equality>" at the world origin, welded to the world by a fixed
+  // joint of the same name.
+  std::size_t add_world_anchor(const std::string& equality) {
+    RigidBody anchor;
+    anchor.name = "world/" + equality;
+    anchor.mass = 0.0;
+    anchor.inertia = Mat3::Zero();
+    const std::size_t index = add_body(std::move(anchor));
+    Joint weld;
+    weld.name = unique_joint_name("world/" + equality);
+    weld.type = JointType::fixed;
+    weld.parent = Joint::world;
+    weld.child = index;
+    add_joint(std::move(weld));
+    return index;
+  }
+
+  // The equalities must be exactly the joints the topology cuts: an equality that joins two
+  // floating trees (the only case the directions chosen above leave) would be a joint of the
+  // tree, not a loop closure.
   void check_loop_closures() const {
     Topology topology;
     try {
@@ -286,14 +311,20 @@ class Importer {
     } catch (const ModelError& error) {
       fail(error.what());
     }
-    for (const std::size_t j : topology.cut_joints)
-      if (std::find(closure_joints_.begin(), closure_joints_.end(), j) == closure_joints_.end()) {
-        std::string closures;
-        for (const std::size_t c : closure_joints_) closures += (closures.empty() ? "'" : ", '") + model_.joints[c].name + "'";
-        fail("the spanning tree of the bodies' joints and the equalities " + closures + " would cut joint '" +
-             model_.joints[j].name + "' instead of an equality (an equality to the world or across two trees "
-             "cannot close a loop of LieMBS's tree: attach the body to the world by a joint instead)");
-      }
+    const auto is_cut = [&](std::size_t j) {
+      return std::find(topology.cut_joints.begin(), topology.cut_joints.end(), j) != topology.cut_joints.end();
+    };
+    for (const std::size_t j : closure_joints_) {
+      if (is_cut(j)) continue;
+      const Joint& joint = model_.joints[j];
+      std::string also;
+      for (const std::size_t cut : topology.cut_joints)
+        if (std::find(closure_joints_.begin(), closure_joints_.end(), cut) == closure_joints_.end())
+          also = " (the spanning tree would cut joint '" + model_.joints[cut].name + "' instead)";
+      fail("equality '" + joint.name + "' between '" + model_.bodies[joint.parent].name + "' and '" +
+           model_.bodies[joint.child].name + "' closes no loop of one tree: it joins two floating trees" + also +
+           "; LieMBS keeps equalities as loop closures of a tree (join the bodies by a joint instead)");
+    }
   }
 
   void report_what_is_not_modelled() const {

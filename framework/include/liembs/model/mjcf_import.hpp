@@ -22,7 +22,9 @@
 //   - Active equality constraints: connect -> JointType::spherical joint between body1 and
 //     body2 about the anchor, weld -> JointType::fixed joint (its relpose must be the pose at
 //     qpos0); both are loop closures: the topology code cuts them (an error if it would cut
-//     another joint instead). Joint, tendon and distance equalities are not modelled.
+//     another joint instead). An equality with the world joins the body to a massless body
+//     "world/<equality>" at the world origin, welded to the world by a fixed joint of the same
+//     name. Joint, tendon and distance equalities are not modelled.
 //   - Unnamed bodies are called "body<id>", unnamed joints "<body>_joint<k>", unnamed
 //     equalities "<type><id>".
 // Bodies and joints are in MuJoCo's order: depth-first from the world, children and joints in
