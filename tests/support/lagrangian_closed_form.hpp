@@ -1,6 +1,6 @@
 #pragma once
 // Paper 003's closed-form Lagrangian equations of motion (Proposition 1, eqs. 10-13, and the
-// Coriolis matrix of Lemma 1, eq. 21; reference note 003-higher-order.md section 4), built
+// Coriolis matrix of Lemma 1, eq. 21), built
 // literally from the stacked matrices of its Table 2, for the tests: N bodies (the floating
 // base, if any, then one per tree node; massless intermediate nodes of multi-DoF joints
 // included), spatial (world-frame) twists, the generalized velocity in the paper's
