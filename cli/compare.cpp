@@ -1,5 +1,5 @@
 // liembs compare: runs one TOML file for every combination of --vary values and prints a
-// side-by-side table (the seed of the comparative studies of DESIGN.md).
+// side-by-side table (the seed of the comparative studies, docs/studies.md).
 #include "commands.hpp"
 
 #include <liembs/io/atomic_file.hpp>

@@ -6,7 +6,8 @@
 
 namespace liembs {
 
-// The four kinds of DESIGN.md. A kind is the section name used in TOML files.
+// The four plugin kinds (docs/architecture.md, docs/plugins.md). A kind is the section name
+// used in TOML files.
 enum class Kind { representation, group, algorithm, integrator };
 
 std::string_view to_string(Kind kind);
@@ -14,7 +15,7 @@ const std::vector<Kind>& all_kinds();
 
 // Components are created by a plugin's factory and destroyed through this base.
 // Virtual calls happen once per algorithm call or integrator step, never per body
-// inside a recursion (DESIGN.md, "Speed lives below the plugin boundary").
+// inside a recursion (docs/architecture.md, "How a plugin binds").
 class Component {
  public:
   virtual ~Component();
