@@ -9,10 +9,12 @@
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/topology.hpp>
+#include <liembs/model/urdf_import.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -204,6 +206,51 @@ TEST_CASE("a branched tree", "[topology]") {
   const auto torso_node = tree.body_node[model.body_index("torso")];
   CHECK(torso_node == 0);
   CHECK(tree.children[0].size() == 3);  // shoulders and the first DoF of the neck
+}
+
+// docs/user-guide.md, "Joint order": depth-first from the root, the children of a body in the
+// order of their joints in the file, for models written in code (the joints listed in no
+// particular order), from URDF and from the aerial manipulator's run file.
+TEST_CASE("the documented joint order: depth-first, children in the order the file lists them", "[topology]") {
+  SECTION("a branched tree listed out of order") {
+    ModelBuilder builder;
+    builder.body("hand_l").body("torso").body("arm_r").body("arm_l").body("head").body("hand_r")
+        .joint("wrist_l", "arm_l", "hand_l")
+        .joint("shoulder_r", "torso", "arm_r")
+        .joint("neck", "torso", "head", JointType::spherical,
+               {revolute_screw(Vec3::UnitX(), Vec3::Zero()), revolute_screw(Vec3::UnitY(), Vec3::Zero()),
+                revolute_screw(Vec3::UnitZ(), Vec3::Zero())})
+        .joint("waist", "world", "torso")
+        .joint("wrist_r", "arm_r", "hand_r")
+        .joint("shoulder_l", "torso", "arm_l");
+    const Topology topology = analyze_topology(builder.model);
+    CHECK(topology.tree_joints == std::vector<std::size_t>{3, 1, 4, 2, 5, 0});
+    const KinematicTree tree = compile_tree(builder.model);
+    CHECK(tree.dof_names == std::vector<std::string>{"waist", "shoulder_r", "wrist_r", "neck[0]", "neck[1]", "neck[2]",
+                                                     "shoulder_l", "wrist_l"});
+    CHECK(tree.parent == std::vector<int>{-1, 0, 1, 0, 3, 4, 0, 6});
+  }
+  SECTION("URDF with branches: siblings in the order of their joints in the file") {
+    const std::string link = R"(<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>)";
+    std::string xml = R"(<robot name="branches"><link name="base">)" + link + "</link>";
+    // The file lists both first joints before the second ones (breadth-first).
+    for (const auto& [joint, parent, child] : {std::array<std::string, 3>{"b1", "base", "b"}, {"a1", "base", "a"},
+                                               {"b2", "b", "b_tip"}, {"a2", "a", "a_tip"}})
+      xml += "<link name=\"" + child + "\">" + link + "</link><joint name=\"" + joint + "\" type=\"revolute\"><parent link=\"" +
+             parent + "\"/><child link=\"" + child + "\"/><axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>";
+    xml += "</robot>";
+    for (const bool floating : {false, true}) {
+      const KinematicTree tree = compile_tree(import_urdf_string(xml, "branches.urdf", floating));
+      CHECK(tree.dof_names == std::vector<std::string>{"b1", "b2", "a1", "a2"});
+    }
+  }
+  SECTION("paper 003's aerial manipulator: q2 q3 q4 q5 q6 q7") {
+    const auto document = ConfigDocument::load(std::string(LIEMBS_SOURCE_DIR) + "/configs/paper-003/aerial-manipulator.toml");
+    const KinematicTree tree = compile_tree(load_model(document->root().table("model")));
+    CHECK(tree.floating_base);
+    CHECK(tree.dof_names == std::vector<std::string>{"q2", "q3", "q4", "q5", "q6", "q7"});
+    CHECK(tree.parent == std::vector<int>{-1, 0, 1, -1, 3, 4});
+  }
 }
 
 TEST_CASE("a floating base is the single root", "[topology]") {

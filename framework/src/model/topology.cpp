@@ -4,7 +4,9 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/depth_first_search.hpp>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -13,9 +15,10 @@ namespace liembs {
 namespace {
 
 // Vertex 0 is the world, vertex i + 1 is body i; each joint is an edge from its parent to
-// its child, with the joint index as edge index. The search follows joints from parent to
-// child, so the spanning tree is directed away from the roots and a joint whose child was
-// reached first through another joint closes a loop.
+// its child, with the joint index as edge index. A breadth-first search follows joints from
+// parent to child and chooses the spanning tree: it is directed away from the roots, and a
+// joint whose child was reached first through another joint closes a loop. A depth-first
+// search of the spanning tree then gives the order (see topology.hpp).
 using JointGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                                          boost::property<boost::edge_index_t, std::size_t>>;
 using Vertex = boost::graph_traits<JointGraph>::vertex_descriptor;
@@ -24,12 +27,16 @@ using Edge = boost::graph_traits<JointGraph>::edge_descriptor;
 std::size_t vertex_of(std::size_t body) { return body == Joint::world ? 0 : body + 1; }
 
 struct SpanningTreeRecorder : boost::default_bfs_visitor {
-  std::vector<std::pair<std::size_t, Vertex>>* tree_edges;  // (joint, vertex it was reached from)
-  std::vector<Vertex>* order;
-  void tree_edge(Edge edge, const JointGraph& graph) const {
-    tree_edges->emplace_back(boost::get(boost::edge_index, graph, edge), boost::source(edge, graph));
-  }
-  void discover_vertex(Vertex vertex, const JointGraph&) const { order->push_back(vertex); }
+  std::vector<bool>* in_tree;  // per joint
+  void tree_edge(Edge edge, const JointGraph& graph) const { (*in_tree)[boost::get(boost::edge_index, graph, edge)] = true; }
+};
+
+// Preorder of the spanning tree: joints in the order their children are discovered.
+struct PreorderRecorder : boost::default_dfs_visitor {
+  std::vector<std::size_t>* joints;
+  std::vector<Vertex>* vertices;
+  void tree_edge(Edge edge, const JointGraph& graph) const { joints->push_back(boost::get(boost::edge_index, graph, edge)); }
+  void discover_vertex(Vertex vertex, const JointGraph&) const { vertices->push_back(vertex); }
 };
 
 std::string body_name(const Model& model, std::size_t body) {
@@ -54,14 +61,13 @@ Topology analyze_topology(const Model& model) {
   for (std::size_t b = 0; b < bodies; ++b)
     if (!is_child[b]) topology.free_bodies.push_back(b);
 
-  // Breadth-first search from every root: the world first, then the free bodies.
+  // Breadth-first search from every root (the world first, then the free bodies) for the
+  // spanning tree.
   std::vector<boost::default_color_type> colors(bodies + 1, boost::white_color);
   auto color_map = boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, graph));
-  std::vector<std::pair<std::size_t, Vertex>> tree_edges;
-  std::vector<Vertex> order;
+  std::vector<bool> in_tree(model.joints.size(), false);
   SpanningTreeRecorder recorder;
-  recorder.tree_edges = &tree_edges;
-  recorder.order = &order;
+  recorder.in_tree = &in_tree;
   std::vector<Vertex> roots;
   if (topology.world_connected) roots.push_back(0);
   for (const std::size_t b : topology.free_bodies) roots.push_back(vertex_of(b));
@@ -74,14 +80,22 @@ Topology analyze_topology(const Model& model) {
                        "' is disconnected: no chain of joints leads to it from the world or from a free body "
                        "(every body of a closed chain is some joint's child)");
 
+  // Depth-first preorder of the spanning tree from the same roots, the children of a body in
+  // the order of their joints in the model (edges added in joint order): the order of the
+  // coordinates users see (docs/user-guide.md, "Joint order").
+  JointGraph tree(bodies + 1);
+  for (std::size_t j = 0; j < model.joints.size(); ++j)
+    if (in_tree[j]) boost::add_edge(vertex_of(model.joints[j].parent), vertex_of(model.joints[j].child), j, tree);
+  std::fill(colors.begin(), colors.end(), boost::white_color);
+  std::vector<Vertex> order;
+  PreorderRecorder preorder;
+  preorder.joints = &topology.tree_joints;
+  preorder.vertices = &order;
+  for (const Vertex root : roots)
+    if (colors[root] == boost::white_color) boost::depth_first_visit(tree, root, preorder, color_map);
+
   topology.parent_joint.assign(bodies, Topology::none);
-  std::vector<bool> in_tree(model.joints.size(), false);
-  for (const auto& [j, from] : tree_edges) {
-    (void)from;
-    in_tree[j] = true;
-    topology.tree_joints.push_back(j);
-    topology.parent_joint[model.joints[j].child] = j;
-  }
+  for (const std::size_t j : topology.tree_joints) topology.parent_joint[model.joints[j].child] = j;
   std::vector<bool> is_free(bodies, false);
   for (const std::size_t b : topology.free_bodies) is_free[b] = true;
   for (std::size_t j = 0; j < model.joints.size(); ++j) {

@@ -1,6 +1,10 @@
 #pragma once
 // Topology of a model, computed with Boost.Graph: the roots (the world and the free
-// bodies), a spanning tree in traversal order, and the joints that close loops.
+// bodies), a spanning tree in traversal order, and the joints that close loops. The spanning
+// tree is the one a breadth-first search from the roots finds (which joints a loop cuts:
+// docs/constrained-systems.md); its order is depth-first preorder, the children of a body in
+// the order of their joints in the model (Pinocchio's convention). That order is the order
+// of the tree's coordinates everywhere (compile_tree; docs/user-guide.md, "Joint order").
 #include <liembs/model/model.hpp>
 
 #include <cstddef>
@@ -13,10 +17,10 @@ struct Topology {
 
   std::vector<std::size_t> free_bodies;       // bodies that are no joint's child (floating roots)
   bool world_connected = false;               // some joint has the world as parent
-  std::vector<std::size_t> tree_joints;       // spanning-tree joints, parents before children (preorder)
+  std::vector<std::size_t> tree_joints;       // spanning-tree joints in depth-first preorder, siblings in model order
   std::vector<std::size_t> cut_joints;        // joints that close a kinematic loop
   std::vector<std::size_t> parent_joint;      // per body: its spanning-tree joint, or none (free body)
-  std::vector<std::size_t> ordered_bodies;    // reached bodies, every body after its parent
+  std::vector<std::size_t> ordered_bodies;    // bodies in the same preorder (roots first)
 
   std::size_t root_count() const { return free_bodies.size() + (world_connected ? 1 : 0); }
 };

@@ -33,9 +33,11 @@
 //     triangle inequality (check_inertia); a zero tensor (point mass) is accepted.
 //
 // Order: bodies and joints are listed in depth-first pre-order from the root link; the
-// children of a link are visited in the order their joints appear in the file. The joint
-// coordinates are thus ordered like the movable joints of the file along this traversal
-// (for a serial chain: from the base to the tip).
+// children of a link are visited in the order their joints appear in the file. The compiled
+// tree keeps that order (compile_tree, analyze_topology), so the joint coordinates are the
+// movable joints along this traversal (for a serial chain: from the base to the tip), not
+// the joints in file order when branches are listed interleaved (docs/user-guide.md,
+// "Joint order").
 //
 // initial_position and initial_velocity of every joint are zero vectors of size dof;
 // gravity is zero (URDF has none) and there are no loads.
