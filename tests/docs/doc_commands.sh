@@ -3,7 +3,9 @@
 # documentation cannot drift from the program. In each ```sh block, lines starting with
 # `build/bin/liembs` (with `\` continuations joined) and `printf` lines (fixture files the
 # text creates) run in order, in a scratch folder where configs/, models/, studies/ and
-# build/bin point at the source and build trees. Each must exit 0.
+# build/bin point at the source and build trees. Each must exit 0. A fenced block right after
+# a line `<!-- doc-commands file: NAME -->` is written to NAME in the scratch folder first, so
+# a file the text shows (the user guide's reference TOML) runs verbatim.
 # Commands matching SKIP_REGEX (optional) are listed but not run.
 #   usage: doc_commands.sh SOURCE_DIR BINARY_DIR SCRATCH_DIR [SKIP_REGEX]
 set -uo pipefail
@@ -18,9 +20,19 @@ ln -s "$binary_dir/lib" "$scratch/build/lib"
 failures=0 commands=0 timings=()
 for document in "$source_dir/README.md" "$source_dir"/docs/*.md; do
   [[ -f "$document" ]] || continue
-  in_block=0 pending=""
+  in_block=0 pending="" file_name="" file_block=0
   while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ $file_block -eq 1 ]]; then
+      if [[ "$line" =~ ^\`\`\` ]]; then file_block=0; file_name=""; else printf '%s\n' "$line" >> "$scratch/$file_name"; fi
+      continue
+    fi
     if [[ $in_block -eq 0 ]]; then
+      if [[ "$line" =~ ^\<!--\ doc-commands\ file:\ ([^ ]+)\ --\>$ ]]; then
+        file_name=${BASH_REMATCH[1]}
+        continue
+      fi
+      if [[ -n "$file_name" && "$line" =~ ^\`\`\` ]]; then file_block=1; : > "$scratch/$file_name"; continue; fi
+      file_name=""
       [[ "$line" =~ ^\`\`\`sh ]] && in_block=1
       continue
     fi
