@@ -2,7 +2,8 @@
 // Analytic partial derivatives of the equations of motion of a tree (paper 000 section 6.1)
 // and the inverse-dynamics regressor (000 section 6: the equations are linear in the
 // inertial parameters), written once over a representation policy and instantiated by
-// the representation plugins (representation_component.hpp). O(n d) like CRBA (d the
+// the representation plugins (representation_component.hpp): free functions over the const
+// model (tree_model.hpp) and a DerivativeWorkspace. O(n d) like CRBA (d the
 // depth), no finite differences, no automatic differentiation; per-node data in
 // preallocated arrays; the only virtual call is the TreeDerivatives entry point.
 //
@@ -11,7 +12,7 @@
 // joint j by the bracket dS_k/dq_j = [S_j, S_k] (000 eqs. 16, 21), a subtree moved by joint
 // j carries its twists, wrenches and inertias along by ad (the "carried" part below), and
 // composites add without transforms. The representation's recursion
-// (RecursiveDynamics<Policy>) gives the joint poses; results and cost are the same in the
+// (joint_pose of tree_model.hpp) gives the joint poses; results and cost are the same in the
 // four built-in representations. That frame ("world" below) is the world for a fixed base
 // and, for a floating base, the world frame that coincides with the base frame at this
 // instant: every formula is covariant (brackets commute with Ad, pairings are invariant),
@@ -48,11 +49,16 @@
 // (Featherstone's LTDL, O(n d^2), tree_mass_factorization.hpp), and M^-1, dtau/dq and
 // dtau/du, which all have the tree's sparsity, are solved as 3 nv right-hand sides: no
 // dense Cholesky, no dense n^3 products.
-#include <liembs/dynamics/recursive_algorithms.hpp>
+#include <liembs/dynamics/representations.hpp>
+#include <liembs/dynamics/tree_model.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_mass_factorization.hpp>
 
+#include <liembs/lie/se3.hpp>
+
+#include <memory>
 #include <span>
+#include <vector>
 
 namespace liembs {
 
@@ -136,428 +142,445 @@ inline Eigen::Matrix<double, 6, kInertialParameters> body_regressor(const Vec6& 
 
 }  // namespace derivative_kernels
 
-template <class Policy>
-class RecursiveDerivatives final : public TreeDerivatives {
-  friend class RecursiveGeometricDerivatives<Policy>;  // reuses the sweep below
-
- public:
+// What the derivative sweep writes (world frame, see the top of this file). The sweep does
+// not depend on the representation: every representation's evaluator runs the same code.
+struct DerivativeWorkspace {
   using AngularOperator = derivative_kernels::AngularOperator;
 
-  explicit RecursiveDerivatives(std::shared_ptr<const KinematicTree> tree)
-      : kernels_(std::move(tree)), nodes_(kernels_.nodes_) {
-    const auto n = static_cast<std::size_t>(nodes_.dof());
-    S_.resize(n);
-    V_.resize(n);
-    Psi_.resize(n);
-    A_.resize(n);
-    Phi_.resize(n);
-    F_.resize(n);
-    inertia_.resize(n);
-    composite_.resize(n);
-    coupling_.resize(n);
-    loads_.resize(n);
-    IS_.resize(n);
-    BS_.resize(n);
-    LS_.resize(n);
-    acceleration_increment_.resize(n);
-    force_increment_.resize(n);
-    world_loads_ = kernels_.world_loads_;
+  explicit DerivativeWorkspace(const TreeModel& model) : factorization(model.nodes) {
+    const auto n = static_cast<std::size_t>(model.nodes.dof());
+    pose.resize(n);
+    S.resize(n);
+    V.resize(n);
+    Psi.resize(n);
+    A.resize(n);
+    Phi.resize(n);
+    F.resize(n);
+    inertia.resize(n);
+    composite.resize(n);
+    coupling.resize(n);
+    loads.resize(n);
+    IS.resize(n);
+    BS.resize(n);
+    LS.resize(n);
+    acceleration_increment.resize(n);
+    force_increment.resize(n);
   }
 
+  Mat3 world_rotation = Mat3::Identity();  // world to the frame of the algebra: R_0^T for a floating base
+  Vec3 gravity = Vec3::Zero();             // the linear part of a_g in that frame
+  Pose base_pose, relative;
+  // Per node, world frame.
+  std::vector<Pose> pose;
+  std::vector<Vec6> S, V, Psi, A, Phi, F, IS, acceleration_increment, force_increment;
+  std::vector<Vec3> BS, LS;
+  std::vector<RigidInertia> inertia, composite;
+  std::vector<AngularOperator> coupling, loads;
+  // The floating base (root), in its own frame.
+  Vec6 root_twist = Vec6::Zero(), root_acceleration = Vec6::Zero(), root_force = Vec6::Zero();
+  RigidInertia root_inertia, root_composite;
+  AngularOperator root_coupling, root_loads;
+  // Forward dynamics.
+  Eigen::VectorXd bias;
+  Eigen::MatrixXd mass;
+  RowMajorMatrix right_hand_sides;
+  TreeMassFactorization factorization;
+};
+
+namespace derivatives {
+
+using AngularOperator = derivative_kernels::AngularOperator;
+
+// The model's constant loads leave the node wrenches (000 rule R2); world-frame loads also
+// give their L (see the top of this file).
+inline void subtract_loads(const TreeModel& m, DerivativeWorkspace& w) {
+  for (const auto& load : m.nodes.loads) {
+    const bool root = load.node < 0;
+    const Pose& frame = root ? w.base_pose : w.pose[static_cast<std::size_t>(load.node)];
+    Vec6& target = root ? w.root_force : w.F[static_cast<std::size_t>(load.node)];
+    if (load.world_frame) {
+      const Vec3 point = frame.R * load.point + frame.r;
+      const Vec3 moment = w.world_rotation * load.wrench.head<3>(), force = w.world_rotation * load.wrench.tail<3>();
+      target.head<3>() -= moment + point.cross(force);
+      target.tail<3>() -= force;
+      (root ? w.root_loads : w.loads[static_cast<std::size_t>(load.node)]) +=
+          derivative_kernels::world_load_operator(moment, force, point);
+    } else {
+      target -= se3::Ad_inverse(frame).transpose() * load.wrench;  // Ad_C^-T W^b
+    }
+  }
+}
+
+// Poses, screws, twists, accelerations (u' given, else 0) and, with `dynamics`, the node
+// inertias, Newton-Euler wrenches and velocity couplings, root first.
+inline void forward_pass(const TreeModel& m, DerivativeWorkspace& w, const TreeState& state, const Eigen::VectorXd* acceleration, bool dynamics) {
+  w.base_pose = Pose{};  // the frame of the algebra: the base's (see the top of this file)
+  const int n = m.nodes.dof();
+  const int offset = m.base_offset();
+  w.world_rotation = m.nodes.floating_base ? Mat3(state.base.R.transpose()) : Mat3::Identity();
+  w.gravity = -(w.world_rotation * m.nodes.gravity);
+  w.root_twist.setZero();
+  w.root_acceleration << 0.0, 0.0, 0.0, w.gravity;
+  if (m.nodes.floating_base) {
+    w.root_twist = state.base_twist;
+    if (acceleration) w.root_acceleration += acceleration->head<6>();
+    if (dynamics) {
+      w.root_inertia = m.base_rigid;
+      const Vec6 momentum = w.root_inertia * w.root_twist;
+      w.root_force = w.root_inertia * w.root_acceleration + representations::momentum_rate_bias(w.root_twist, momentum);
+      w.root_composite = w.root_inertia;
+      w.root_coupling = derivative_kernels::velocity_coupling(w.root_inertia, w.root_twist, momentum);
+      w.root_loads = AngularOperator{};
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const int p = m.nodes.parent[k];
+    const auto parent = static_cast<std::size_t>(p);
+    joint_pose(m, k, state.q(i), w.relative);
+    se3::compose_into(p >= 0 ? w.pose[parent] : w.base_pose, w.relative, w.pose[k]);
+    const Pose& pose = w.pose[k];
+    w.S[k] = representations::world_screw(pose, m.aligned.axial[k]);
+    const double qd = state.qd(i);
+    w.V[k] = (p >= 0 ? w.V[parent] : w.root_twist) + w.S[k] * qd;
+    w.Psi[k] = se3::bracket(w.V[k], w.S[k]);
+    w.A[k] = (p >= 0 ? w.A[parent] : w.root_acceleration) + w.Psi[k] * qd;
+    if (acceleration) w.A[k] += w.S[k] * (*acceleration)(offset + i);
+    if (!dynamics) continue;
+    w.inertia[k] = twist_transforms::Adjoint::congruence(pose, m.rigid[k]);
+    const Vec6 momentum = w.inertia[k] * w.V[k];
+    w.F[k] = w.inertia[k] * w.A[k] + representations::momentum_rate_bias(w.V[k], momentum);
+    w.composite[k] = w.inertia[k];
+    w.coupling[k] = derivative_kernels::velocity_coupling(w.inertia[k], w.V[k], momentum);
+    if (m.world_loads) w.loads[k] = AngularOperator{};
+  }
+  if (dynamics) subtract_loads(m, w);
+}
+
+// Subtree sums, leaves first.
+inline void backward_pass(const TreeModel& m, DerivativeWorkspace& w) {
+  for (int i = m.nodes.dof() - 1; i >= 0; --i) {
+    const auto k = static_cast<std::size_t>(i);
+    const int p = m.nodes.parent[k];
+    if (p >= 0) {
+      const auto parent = static_cast<std::size_t>(p);
+      w.composite[parent] += w.composite[k];
+      w.coupling[parent] += w.coupling[k];
+      w.F[parent] += w.F[k];
+      if (m.world_loads) w.loads[parent] += w.loads[k];
+    } else if (m.nodes.floating_base) {
+      w.root_composite += w.composite[k];
+      w.root_coupling += w.coupling[k];
+      w.root_force += w.F[k];
+      if (m.world_loads) w.root_loads += w.loads[k];
+    }
+  }
+}
+
+// tau_i = S_i . F_i; the base's body-frame wrench F_0.
+inline void generalized_forces(const TreeModel& m, const DerivativeWorkspace& w, Eigen::VectorXd& force) {
+  force.resize(m.nodes.velocity_dimension());
+  const int offset = m.base_offset();
+  for (int i = 0; i < m.nodes.dof(); ++i) force(offset + i) = w.S[static_cast<std::size_t>(i)].dot(w.F[static_cast<std::size_t>(i)]);
+  if (m.nodes.floating_base) force.head<6>() = w.root_force;
+}
+
+// The column sweeps. Node k's row is paired with its own and its ancestors' columns and
+// its column with its ancestors' rows (and the base's); a, b, H, G below are node k's
+// factors I^c S, B^c^T S, 2 I^c Psi - B^c S and G (see the top of this file).
+struct VelocityFactors {
+  Vec6 a, H;
+  Vec3 b;
+};
+
+// M_00 and dtau_0/du_0. With S_0 = 1 (the base frame) and Theta_0 = [V_0, S_0] = ad_{u_0}
+// (u_0 the base's body twist): M_00 = I^c_0 and dtau_0/du_0 = I^c_0 Theta_0 - B^c_0 S_0 =
+// M_00 ad_{u_0} - B^c_0.
+template <class Matrix>
+void velocity_base_block(const TreeModel& m, const DerivativeWorkspace& w, Matrix& by_u, Eigen::MatrixXd& mass) {
+  if (!m.nodes.floating_base) return;
+  const Mat6 base_mass = w.root_composite.matrix();
+  mass.template topLeftCorner<6, 6>() = base_mass;
+  Mat6 block;
+  block.noalias() = base_mass * se3::ad(w.root_twist);
+  block.topLeftCorner<3, 3>() -= w.root_coupling.Q;
+  block.bottomLeftCorner<3, 3>() -= so3::hat(w.root_coupling.c);
+  by_u.template topLeftCorner<6, 6>() = block;
+}
+
+// dtau_0/dxi. Phi_0 = [a_g, S_0] = ad_{a_g} with a_g = (0, g) in the base frame (gravity is
+// purely linear): dtau_0/dxi = M_00 ad_{a_g} - L^c_0, whose right half is zero; with
+// M_00 = [[I, h~], [-h~, m]] its left half is (h~ g~, m g~) less the loads' operator.
+template <class Matrix>
+void configuration_base_block(const TreeModel& m, const DerivativeWorkspace& w, Matrix& by_q) {
+  if (!m.nodes.floating_base) return;
+  const Mat3 gravity = so3::hat(w.gravity);
+  Mat3 top = twist_transforms::hat_times(w.root_composite.h, gravity), bottom = w.root_composite.m * gravity;
+  if (m.world_loads) {
+    top -= w.root_loads.Q;
+    bottom -= so3::hat(w.root_loads.c);
+  }
+  by_q.template block<3, 3>(0, 0) = top;
+  by_q.template block<3, 3>(3, 0) = bottom;
+}
+
+LIEMBS_STRONG_INLINE VelocityFactors velocity_factors(const TreeModel&, const DerivativeWorkspace& w, std::size_t k) {
+  const Vec6& S = w.S[k];
+  VelocityFactors f;
+  f.a = w.composite[k] * S;
+  f.b = w.coupling[k].transpose_times(S);
+  f.H = 2.0 * (w.composite[k] * w.Psi[k]) - w.coupling[k] * S;
+  return f;
+}
+
+// G_k = -ad_{S_k}^T F_k + I^c_k Phi_k - B^c_k Psi_k - L^c_k S_k; also Phi_k and L^c_k^T S_k.
+LIEMBS_STRONG_INLINE Vec6 configuration_factor(const TreeModel& m, DerivativeWorkspace& w, std::size_t k) {
+  w.Phi[k] = se3::bracket(w.A[k], w.S[k]) + se3::bracket(w.V[k], w.Psi[k]);
+  Vec6 G = representations::momentum_rate_bias(w.S[k], w.F[k]) + w.composite[k] * w.Phi[k] - w.coupling[k] * w.Psi[k];
+  if (m.world_loads) {
+    G -= w.loads[k] * w.S[k];
+    w.LS[k] = w.loads[k].transpose_times(w.S[k]);
+  }
+  return G;
+}
+
+// dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
+LIEMBS_STRONG_INLINE double configuration_entry(const TreeModel& m, const DerivativeWorkspace& w, std::size_t i, const Vec6& a, const Vec3& b, std::size_t j) {
+  double entry = a.dot(w.Phi[j]) - b.dot(w.Psi[j].head<3>());
+  if (m.world_loads) entry -= w.LS[i].dot(w.S[j].head<3>());
+  return entry;
+}
+
+// Node k's diagonal entries of M and dtau/du, and its base row and column.
+template <class Matrix>
+LIEMBS_STRONG_INLINE void velocity_entries(const TreeModel& m, const DerivativeWorkspace& w, int row, std::size_t k, const VelocityFactors& f, Matrix& by_u,
+                                           Eigen::MatrixXd& mass) {
+  const Vec6& S = w.S[k];
+  mass(row, row) = f.a.dot(S);
+  by_u(row, row) = 2.0 * f.a.dot(w.Psi[k]) - f.b.dot(S.head<3>());
+  if (m.nodes.floating_base) {
+    mass.block<1, 6>(row, 0) = f.a.transpose();
+    mass.block<6, 1>(0, row) = f.a;
+    // a^T ad_{V_0} - (b, 0)^T = (ad_{V_0}^T a - (b, 0))^T
+    Vec6 coupled = -representations::momentum_rate_bias(w.root_twist, f.a);
+    coupled.head<3>() -= f.b;
+    by_u.template block<1, 6>(row, 0) = coupled.transpose();
+    by_u.template block<6, 1>(0, row) = f.H;
+  }
+}
+
+// Row `row` (node k) against the column of its ancestor c, and c's row against k's column.
+template <class Matrix>
+LIEMBS_STRONG_INLINE void velocity_pair(const TreeModel&, const DerivativeWorkspace& w, int row, int column, std::size_t c, const VelocityFactors& f, Matrix& by_u,
+                                        Eigen::MatrixXd& mass) {
+  const Vec6& S = w.S[c];
+  mass(row, column) = mass(column, row) = f.a.dot(S);
+  by_u(row, column) = 2.0 * f.a.dot(w.Psi[c]) - f.b.dot(S.head<3>());
+  by_u(column, row) = S.dot(f.H);
+}
+
+template <class Matrix>
+LIEMBS_STRONG_INLINE void configuration_entries(const TreeModel& m, const DerivativeWorkspace& w, int row, std::size_t k, const Vec6& a, const Vec3& b, const Vec6& G,
+                                                Matrix& by_q) {
+  by_q(row, row) = configuration_entry(m, w, k, a, b, k);
+  if (m.nodes.floating_base) {
+    // a^T ad_{a_g}: ad_{a_g}^T a = (a_v x g, 0) for the purely linear a_g (as is the world
+    // loads' term, (L^T S, 0)).
+    Vec3 moment = a.tail<3>().cross(w.gravity);
+    if (m.world_loads) moment -= w.LS[k];
+    by_q.template block<1, 3>(row, 0) = moment.transpose();
+    by_q.template block<1, 3>(row, 3).setZero();
+    by_q.template block<6, 1>(0, row) = G;
+  }
+}
+
+template <class Matrix>
+LIEMBS_STRONG_INLINE void configuration_pair(const TreeModel& m, const DerivativeWorkspace& w, int row, int column, std::size_t k, std::size_t c, const Vec6& a,
+                                             const Vec3& b, const Vec6& G, Matrix& by_q) {
+  by_q(row, column) = configuration_entry(m, w, k, a, b, c);
+  by_q(column, row) = w.S[c].dot(G);
+}
+
+// M, dtau/du and dtau/dq at the current accelerations in one sweep over the nodes and their
+// ancestors (inverse dynamics: each node's and ancestor's data read once).
+inline void all_columns(const TreeModel& m, DerivativeWorkspace& w, InverseDynamicsDerivatives& out) {
+  const int n = m.nodes.dof(), nv = m.nodes.velocity_dimension(), offset = m.base_offset();
+  out.force_by_u.setZero(nv, nv);
+  out.force_by_q.setZero(nv, nv);
+  out.mass.setZero(nv, nv);
+  velocity_base_block(m, w, out.force_by_u, out.mass);
+  configuration_base_block(m, w, out.force_by_q);
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const VelocityFactors f = velocity_factors(m, w, k);
+    const Vec6 G = configuration_factor(m, w, k);
+    const int row = offset + i;
+    velocity_entries(m, w, row, k, f, out.force_by_u, out.mass);
+    configuration_entries(m, w, row, k, f.a, f.b, G, out.force_by_q);
+    for (const int j : m.ancestors(k)) {
+      const auto c = static_cast<std::size_t>(j);
+      velocity_pair(m, w, row, offset + j, c, f, out.force_by_u, out.mass);
+      configuration_pair(m, w, row, offset + j, k, c, f.a, f.b, G, out.force_by_q);
+    }
+  }
+}
+
+// M and dtau/du alone (forward dynamics: they do not depend on u'), keeping I^c S and B^c^T S
+// for configuration_columns. (by_u: a matrix or block of size nv x nv. Without `zero_mass`,
+// the entries of M between unrelated velocities, which are zero, are left as they were.)
+template <class Matrix>
+void velocity_columns(const TreeModel& m, DerivativeWorkspace& w, Matrix& by_u, Eigen::MatrixXd& mass, bool zero_mass = true) {
+  const int n = m.nodes.dof(), nv = m.nodes.velocity_dimension(), offset = m.base_offset();
+  by_u.setZero();
+  if (zero_mass) mass.setZero(nv, nv);
+  else mass.resize(nv, nv);
+  velocity_base_block(m, w, by_u, mass);
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const VelocityFactors f = velocity_factors(m, w, k);
+    w.IS[k] = f.a;
+    w.BS[k] = f.b;
+    const int row = offset + i;
+    velocity_entries(m, w, row, k, f, by_u, mass);
+    for (const int j : m.ancestors(k)) velocity_pair(m, w, row, offset + j, static_cast<std::size_t>(j), f, by_u, mass);
+  }
+}
+
+// dtau/dq alone at the current accelerations (velocity_columns ran first); by_q nv x nv.
+template <class Matrix>
+void configuration_columns(const TreeModel& m, DerivativeWorkspace& w, Matrix& by_q) {
+  const int n = m.nodes.dof(), offset = m.base_offset();
+  by_q.setZero();
+  configuration_base_block(m, w, by_q);
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const Vec6 G = configuration_factor(m, w, k);
+    const Vec6& a = w.IS[k];
+    const Vec3& b = w.BS[k];
+    const int row = offset + i;
+    configuration_entries(m, w, row, k, a, b, G, by_q);
+    for (const int j : m.ancestors(k)) configuration_pair(m, w, row, offset + j, k, static_cast<std::size_t>(j), a, b, G, by_q);
+  }
+}
+
+// After a sweep at u' = 0: adds the accelerations' terms S_i q''_i (and Ad_C u_0') to A_i
+// and M_l dA_l to the subtree wrenches F_i.
+inline void add_accelerations(const TreeModel& m, DerivativeWorkspace& w, const Eigen::VectorXd& acceleration) {
+  const int n = m.nodes.dof(), offset = m.base_offset();
+  Vec6 root_increment = Vec6::Zero();
+  if (m.nodes.floating_base) {
+    root_increment = acceleration.head<6>();
+    w.root_acceleration += root_increment;
+    w.root_force += w.root_inertia * root_increment;
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const int p = m.nodes.parent[k];
+    w.acceleration_increment[k] = (p >= 0 ? w.acceleration_increment[static_cast<std::size_t>(p)] : root_increment) +
+                                 w.S[k] * acceleration(offset + i);
+    w.A[k] += w.acceleration_increment[k];
+    w.force_increment[k] = w.inertia[k] * w.acceleration_increment[k];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    const auto k = static_cast<std::size_t>(i);
+    w.F[k] += w.force_increment[k];
+    const int p = m.nodes.parent[k];
+    if (p >= 0) w.force_increment[static_cast<std::size_t>(p)] += w.force_increment[k];
+    else if (m.nodes.floating_base) w.root_force += w.force_increment[k];
+  }
+}
+
+inline void inverse_dynamics_derivatives(const TreeModel& m, DerivativeWorkspace& w, const TreeState& state, const Eigen::VectorXd& acceleration,
+                                  InverseDynamicsDerivatives& out) {
+  m.check_sizes(state, &acceleration, "acceleration");
+  forward_pass(m, w, state, &acceleration, true);
+  backward_pass(m, w);
+  generalized_forces(m, w, out.force);
+  all_columns(m, w, out);
+}
+
+inline void forward_dynamics_derivatives(const TreeModel& m, DerivativeWorkspace& w, const TreeState& state, const Eigen::VectorXd& force,
+                                  ForwardDynamicsDerivatives& out) {
+  m.check_sizes(state, &force, "force");
+  forward_pass(m, w, state, nullptr, true);  // u' = 0: the bias
+  backward_pass(m, w);
+  generalized_forces(m, w, w.bias);
+  // [M^-1 | dtau/dq | dtau/du] side by side, row-major, solved together with the
+  // tree-order factorization of M (tree_mass_factorization.hpp): dtau/dq and dtau/du have
+  // the tree's sparsity.
+  const int nv = m.nodes.velocity_dimension();
+  const Eigen::Index block = TreeMassFactorization::block_width(nv);  // (the padding stays zero)
+  if (w.right_hand_sides.rows() != nv || w.right_hand_sides.cols() != 3 * block) w.right_hand_sides.setZero(nv, 3 * block);
+  auto by_q = w.right_hand_sides.middleCols(block, nv);
+  auto by_u = w.right_hand_sides.middleCols(2 * block, nv);
+  velocity_columns(m, w, by_u, w.mass, false);  // (the factorization reads only related entries)
+  w.factorization.factorize(w.mass);
+  out.acceleration = force - w.bias;
+  w.factorization.solve_in_place(out.acceleration);
+  add_accelerations(m, w, out.acceleration);
+  configuration_columns(m, w, by_q);
+  w.factorization.inverse_and_solve_in_place(w.right_hand_sides);
+  out.acceleration_by_force = w.right_hand_sides.leftCols(nv).selfadjointView<Eigen::Upper>();  // (its upper triangle)
+  out.acceleration_by_q = -by_q;
+  out.acceleration_by_u = -by_u;
+}
+
+inline void inverse_dynamics_regressor(const TreeModel& m, DerivativeWorkspace& w, const TreeState& state, const Eigen::VectorXd& acceleration,
+                                Eigen::MatrixXd& regressor) {
+  m.check_sizes(state, &acceleration, "acceleration");
+  forward_pass(m, w, state, &acceleration, false);
+  const std::size_t bodies = m.nodes.body_node.size();
+  const int offset = m.base_offset();
+  regressor.setZero(m.nodes.velocity_dimension(), static_cast<Eigen::Index>(bodies) * kInertialParameters);
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const int node = m.nodes.body_node[b];
+    if (node < 0 && !m.nodes.floating_base) continue;  // welded to the world: no force anywhere
+    const auto k = static_cast<std::size_t>(node);
+    const Pose body_pose = se3::compose(node >= 0 ? w.pose[k] : Pose{}, m.nodes.body_offset[b]);
+    const Mat6 to_body = se3::Ad_inverse(body_pose);
+    const Vec6 twist = to_body * (node >= 0 ? w.V[k] : w.root_twist);
+    const Vec6 rate = to_body * (node >= 0 ? w.A[k] : w.root_acceleration);
+    // The body's world wrench per parameter, Ad^-T Y_b, paired with every joint screw above it
+    // (and the base's, the unit vectors).
+    const Eigen::Matrix<double, 6, kInertialParameters> world =
+        to_body.transpose() * derivative_kernels::body_regressor(twist, rate);
+    const Eigen::Index column = static_cast<Eigen::Index>(b) * kInertialParameters;
+    if (node >= 0) {
+      regressor.block<1, kInertialParameters>(offset + node, column) = w.S[k].transpose() * world;
+      for (const int j : m.ancestors(k))
+        regressor.block<1, kInertialParameters>(offset + j, column) = w.S[static_cast<std::size_t>(j)].transpose() * world;
+    }
+    if (m.nodes.floating_base) regressor.block<6, kInertialParameters>(0, column) = world;
+  }
+}
+
+}  // namespace derivatives
+
+// The bound evaluator a representation plugin hands out (TreeDerivatives).
+template <class Policy>
+class RecursiveDerivatives final : public TreeDerivatives {
+ public:
+  explicit RecursiveDerivatives(std::shared_ptr<const KinematicTree> tree) : model_(std::move(tree)), workspace_(model_) {}
+
   std::string_view representation() const override { return Policy::name; }
-  const KinematicTree& tree() const override { return kernels_.tree(); }
+  const KinematicTree& tree() const override { return model_.tree(); }
 
   void inverse_dynamics_derivatives(const TreeState& state, const Eigen::VectorXd& acceleration,
                                     InverseDynamicsDerivatives& out) override {
-    kernels_.check_sizes(state, &acceleration, "acceleration");
-    forward_pass(state, &acceleration, true);
-    backward_pass();
-    generalized_forces(out.force);
-    all_columns(out);
+    derivatives::inverse_dynamics_derivatives(model_, workspace_, state, acceleration, out);
   }
-
   void forward_dynamics_derivatives(const TreeState& state, const Eigen::VectorXd& force,
                                     ForwardDynamicsDerivatives& out) override {
-    kernels_.check_sizes(state, &force, "force");
-    forward_pass(state, nullptr, true);  // u' = 0: the bias
-    backward_pass();
-    generalized_forces(bias_);
-    // [M^-1 | dtau/dq | dtau/du] side by side, row-major, solved together with the
-    // tree-order factorization of M (tree_mass_factorization.hpp): dtau/dq and dtau/du have
-    // the tree's sparsity.
-    const int nv = nodes_.velocity_dimension();
-    const Eigen::Index block = TreeMassFactorization::block_width(nv);  // (the padding stays zero)
-    if (right_hand_sides_.rows() != nv || right_hand_sides_.cols() != 3 * block) right_hand_sides_.setZero(nv, 3 * block);
-    auto by_q = right_hand_sides_.middleCols(block, nv);
-    auto by_u = right_hand_sides_.middleCols(2 * block, nv);
-    velocity_columns(by_u, mass_, false);  // (the factorization reads only related entries)
-    factorization_.factorize(mass_);
-    out.acceleration = force - bias_;
-    factorization_.solve_in_place(out.acceleration);
-    add_accelerations(out.acceleration);
-    configuration_columns(by_q);
-    factorization_.inverse_and_solve_in_place(right_hand_sides_);
-    out.acceleration_by_force = right_hand_sides_.leftCols(nv).selfadjointView<Eigen::Upper>();  // (its upper triangle)
-    out.acceleration_by_q = -by_q;
-    out.acceleration_by_u = -by_u;
+    derivatives::forward_dynamics_derivatives(model_, workspace_, state, force, out);
   }
-
   void inverse_dynamics_regressor(const TreeState& state, const Eigen::VectorXd& acceleration,
                                   Eigen::MatrixXd& regressor) override {
-    kernels_.check_sizes(state, &acceleration, "acceleration");
-    forward_pass(state, &acceleration, false);
-    const std::size_t bodies = nodes_.body_node.size();
-    const int offset = base_offset();
-    regressor.setZero(nodes_.velocity_dimension(), static_cast<Eigen::Index>(bodies) * kInertialParameters);
-    for (std::size_t b = 0; b < bodies; ++b) {
-      const int node = nodes_.body_node[b];
-      if (node < 0 && !nodes_.floating_base) continue;  // welded to the world: no force anywhere
-      const auto k = static_cast<std::size_t>(node);
-      const Pose body_pose = se3::compose(node >= 0 ? kernels_.pose_[k] : Pose{}, nodes_.body_offset[b]);
-      const Mat6 to_body = se3::Ad_inverse(body_pose);
-      const Vec6 twist = to_body * (node >= 0 ? V_[k] : root_twist_);
-      const Vec6 rate = to_body * (node >= 0 ? A_[k] : root_acceleration_);
-      // The body's world wrench per parameter, Ad^-T Y_b, paired with every joint screw above it
-      // (and the base's, the unit vectors).
-      const Eigen::Matrix<double, 6, kInertialParameters> world =
-          to_body.transpose() * derivative_kernels::body_regressor(twist, rate);
-      const Eigen::Index column = static_cast<Eigen::Index>(b) * kInertialParameters;
-      if (node >= 0) {
-        regressor.block<1, kInertialParameters>(offset + node, column) = S_[k].transpose() * world;
-        for (const int j : ancestors(k))
-          regressor.block<1, kInertialParameters>(offset + j, column) = S_[static_cast<std::size_t>(j)].transpose() * world;
-      }
-      if (nodes_.floating_base) regressor.block<6, kInertialParameters>(0, column) = world;
-    }
+    derivatives::inverse_dynamics_regressor(model_, workspace_, state, acceleration, regressor);
   }
 
  private:
-  int base_offset() const { return nodes_.floating_base ? 6 : 0; }
-
-  // The ancestors of node k, nearest first.
-  std::span<const int> ancestors(std::size_t k) const {
-    return {kernels_.ancestors_.data() + kernels_.ancestors_begin_[k], kernels_.ancestors_.data() + kernels_.ancestors_begin_[k + 1]};
-  }
-
-  // Poses, screws, twists, accelerations (u' given, else 0) and, with `dynamics`, the node
-  // inertias, Newton-Euler wrenches and velocity couplings, root first.
-  void forward_pass(const TreeState& state, const Eigen::VectorXd* acceleration, bool dynamics) {
-    kernels_.base_pose_ = Pose{};  // the frame of the algebra: the base's (see the top of this file)
-    const int n = nodes_.dof();
-    const int offset = base_offset();
-    world_rotation_ = nodes_.floating_base ? Mat3(state.base.R.transpose()) : Mat3::Identity();
-    gravity_ = -(world_rotation_ * nodes_.gravity);
-    root_twist_.setZero();
-    root_acceleration_ << 0.0, 0.0, 0.0, gravity_;
-    if (nodes_.floating_base) {
-      root_twist_ = state.base_twist;
-      if (acceleration) root_acceleration_ += acceleration->head<6>();
-      if (dynamics) {
-        root_inertia_ = kernels_.base_rigid_;
-        const Vec6 momentum = root_inertia_ * root_twist_;
-        root_force_ = root_inertia_ * root_acceleration_ + representations::momentum_rate_bias(root_twist_, momentum);
-        root_composite_ = root_inertia_;
-        root_coupling_ = derivative_kernels::velocity_coupling(root_inertia_, root_twist_, momentum);
-        root_loads_ = AngularOperator{};
-      }
-    }
-    for (int i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      const int p = nodes_.parent[k];
-      const auto parent = static_cast<std::size_t>(p);
-      kernels_.joint_pose(k, state.q(i), relative_);
-      se3::compose_into(p >= 0 ? kernels_.pose_[parent] : kernels_.base_pose_, relative_, kernels_.pose_[k]);
-      const Pose& pose = kernels_.pose_[k];
-      S_[k] = representations::world_screw(pose, kernels_.aligned_.axial[k]);
-      const double qd = state.qd(i);
-      V_[k] = (p >= 0 ? V_[parent] : root_twist_) + S_[k] * qd;
-      Psi_[k] = se3::bracket(V_[k], S_[k]);
-      A_[k] = (p >= 0 ? A_[parent] : root_acceleration_) + Psi_[k] * qd;
-      if (acceleration) A_[k] += S_[k] * (*acceleration)(offset + i);
-      if (!dynamics) continue;
-      inertia_[k] = twist_transforms::Adjoint::congruence(pose, kernels_.rigid_[k]);
-      const Vec6 momentum = inertia_[k] * V_[k];
-      F_[k] = inertia_[k] * A_[k] + representations::momentum_rate_bias(V_[k], momentum);
-      composite_[k] = inertia_[k];
-      coupling_[k] = derivative_kernels::velocity_coupling(inertia_[k], V_[k], momentum);
-      if (world_loads_) loads_[k] = AngularOperator{};
-    }
-    if (dynamics) subtract_loads();
-  }
-
-  // The model's constant loads leave the node wrenches (000 rule R2); world-frame loads also
-  // give their L (see the top of this file).
-  void subtract_loads() {
-    for (const auto& load : nodes_.loads) {
-      const bool root = load.node < 0;
-      const Pose& frame = root ? kernels_.base_pose_ : kernels_.pose_[static_cast<std::size_t>(load.node)];
-      Vec6& target = root ? root_force_ : F_[static_cast<std::size_t>(load.node)];
-      if (load.world_frame) {
-        const Vec3 point = frame.R * load.point + frame.r;
-        const Vec3 moment = world_rotation_ * load.wrench.head<3>(), force = world_rotation_ * load.wrench.tail<3>();
-        target.head<3>() -= moment + point.cross(force);
-        target.tail<3>() -= force;
-        (root ? root_loads_ : loads_[static_cast<std::size_t>(load.node)]) +=
-            derivative_kernels::world_load_operator(moment, force, point);
-      } else {
-        target -= se3::Ad_inverse(frame).transpose() * load.wrench;  // Ad_C^-T W^b
-      }
-    }
-  }
-
-  // Subtree sums, leaves first.
-  void backward_pass() {
-    for (int i = nodes_.dof() - 1; i >= 0; --i) {
-      const auto k = static_cast<std::size_t>(i);
-      const int p = nodes_.parent[k];
-      if (p >= 0) {
-        const auto parent = static_cast<std::size_t>(p);
-        composite_[parent] += composite_[k];
-        coupling_[parent] += coupling_[k];
-        F_[parent] += F_[k];
-        if (world_loads_) loads_[parent] += loads_[k];
-      } else if (nodes_.floating_base) {
-        root_composite_ += composite_[k];
-        root_coupling_ += coupling_[k];
-        root_force_ += F_[k];
-        if (world_loads_) root_loads_ += loads_[k];
-      }
-    }
-  }
-
-  // tau_i = S_i . F_i; the base's body-frame wrench F_0.
-  void generalized_forces(Eigen::VectorXd& force) const {
-    force.resize(nodes_.velocity_dimension());
-    const int offset = base_offset();
-    for (int i = 0; i < nodes_.dof(); ++i) force(offset + i) = S_[static_cast<std::size_t>(i)].dot(F_[static_cast<std::size_t>(i)]);
-    if (nodes_.floating_base) force.head<6>() = root_force_;
-  }
-
-  // The column sweeps. Node k's row is paired with its own and its ancestors' columns and
-  // its column with its ancestors' rows (and the base's); a, b, H, G below are node k's
-  // factors I^c S, B^c^T S, 2 I^c Psi - B^c S and G (see the top of this file).
-  struct VelocityFactors {
-    Vec6 a, H;
-    Vec3 b;
-  };
-
-  // M, dtau/du and dtau/dq at the current accelerations in one sweep over the nodes and their
-  // ancestors (inverse dynamics: each node's and ancestor's data read once).
-  void all_columns(InverseDynamicsDerivatives& out) {
-    const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
-    out.force_by_u.setZero(nv, nv);
-    out.force_by_q.setZero(nv, nv);
-    out.mass.setZero(nv, nv);
-    velocity_base_block(out.force_by_u, out.mass);
-    configuration_base_block(out.force_by_q);
-    for (int i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      const VelocityFactors f = velocity_factors(k);
-      const Vec6 G = configuration_factor(k);
-      const int row = offset + i;
-      velocity_entries(row, k, f, out.force_by_u, out.mass);
-      configuration_entries(row, k, f.a, f.b, G, out.force_by_q);
-      for (const int j : ancestors(k)) {
-        const auto c = static_cast<std::size_t>(j);
-        velocity_pair(row, offset + j, c, f, out.force_by_u, out.mass);
-        configuration_pair(row, offset + j, k, c, f.a, f.b, G, out.force_by_q);
-      }
-    }
-  }
-
-  // M and dtau/du alone (forward dynamics: they do not depend on u'), keeping I^c S and B^c^T S
-  // for configuration_columns. (by_u: a matrix or block of size nv x nv. Without `zero_mass`,
-  // the entries of M between unrelated velocities, which are zero, are left as they were.)
-  template <class Matrix>
-  void velocity_columns(Matrix& by_u, Eigen::MatrixXd& mass, bool zero_mass = true) {
-    const int n = nodes_.dof(), nv = nodes_.velocity_dimension(), offset = base_offset();
-    by_u.setZero();
-    if (zero_mass) mass.setZero(nv, nv);
-    else mass.resize(nv, nv);
-    velocity_base_block(by_u, mass);
-    for (int i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      const VelocityFactors f = velocity_factors(k);
-      IS_[k] = f.a;
-      BS_[k] = f.b;
-      const int row = offset + i;
-      velocity_entries(row, k, f, by_u, mass);
-      for (const int j : ancestors(k)) velocity_pair(row, offset + j, static_cast<std::size_t>(j), f, by_u, mass);
-    }
-  }
-
-  // dtau/dq alone at the current accelerations (velocity_columns ran first); by_q nv x nv.
-  template <class Matrix>
-  void configuration_columns(Matrix& by_q) {
-    const int n = nodes_.dof(), offset = base_offset();
-    by_q.setZero();
-    configuration_base_block(by_q);
-    for (int i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      const Vec6 G = configuration_factor(k);
-      const Vec6& a = IS_[k];
-      const Vec3& b = BS_[k];
-      const int row = offset + i;
-      configuration_entries(row, k, a, b, G, by_q);
-      for (const int j : ancestors(k)) configuration_pair(row, offset + j, k, static_cast<std::size_t>(j), a, b, G, by_q);
-    }
-  }
-
-  // M_00 and dtau_0/du_0. With S_0 = 1 (the base frame) and Theta_0 = [V_0, S_0] = ad_{u_0}
-  // (u_0 the base's body twist): M_00 = I^c_0 and dtau_0/du_0 = I^c_0 Theta_0 - B^c_0 S_0 =
-  // M_00 ad_{u_0} - B^c_0.
-  template <class Matrix>
-  void velocity_base_block(Matrix& by_u, Eigen::MatrixXd& mass) const {
-    if (!nodes_.floating_base) return;
-    const Mat6 base_mass = root_composite_.matrix();
-    mass.template topLeftCorner<6, 6>() = base_mass;
-    Mat6 block;
-    block.noalias() = base_mass * se3::ad(root_twist_);
-    block.topLeftCorner<3, 3>() -= root_coupling_.Q;
-    block.bottomLeftCorner<3, 3>() -= so3::hat(root_coupling_.c);
-    by_u.template topLeftCorner<6, 6>() = block;
-  }
-
-  // dtau_0/dxi. Phi_0 = [a_g, S_0] = ad_{a_g} with a_g = (0, g) in the base frame (gravity is
-  // purely linear): dtau_0/dxi = M_00 ad_{a_g} - L^c_0, whose right half is zero; with
-  // M_00 = [[I, h~], [-h~, m]] its left half is (h~ g~, m g~) less the loads' operator.
-  template <class Matrix>
-  void configuration_base_block(Matrix& by_q) const {
-    if (!nodes_.floating_base) return;
-    const Mat3 gravity = so3::hat(gravity_);
-    Mat3 top = twist_transforms::hat_times(root_composite_.h, gravity), bottom = root_composite_.m * gravity;
-    if (world_loads_) {
-      top -= root_loads_.Q;
-      bottom -= so3::hat(root_loads_.c);
-    }
-    by_q.template block<3, 3>(0, 0) = top;
-    by_q.template block<3, 3>(3, 0) = bottom;
-  }
-
-  LIEMBS_STRONG_INLINE VelocityFactors velocity_factors(std::size_t k) const {
-    const Vec6& S = S_[k];
-    VelocityFactors f;
-    f.a = composite_[k] * S;
-    f.b = coupling_[k].transpose_times(S);
-    f.H = 2.0 * (composite_[k] * Psi_[k]) - coupling_[k] * S;
-    return f;
-  }
-
-  // G_k = -ad_{S_k}^T F_k + I^c_k Phi_k - B^c_k Psi_k - L^c_k S_k; also Phi_k and L^c_k^T S_k.
-  LIEMBS_STRONG_INLINE Vec6 configuration_factor(std::size_t k) {
-    Phi_[k] = se3::bracket(A_[k], S_[k]) + se3::bracket(V_[k], Psi_[k]);
-    Vec6 G = representations::momentum_rate_bias(S_[k], F_[k]) + composite_[k] * Phi_[k] - coupling_[k] * Psi_[k];
-    if (world_loads_) {
-      G -= loads_[k] * S_[k];
-      LS_[k] = loads_[k].transpose_times(S_[k]);
-    }
-    return G;
-  }
-
-  // Node k's diagonal entries of M and dtau/du, and its base row and column.
-  template <class Matrix>
-  LIEMBS_STRONG_INLINE void velocity_entries(int row, std::size_t k, const VelocityFactors& f, Matrix& by_u,
-                                             Eigen::MatrixXd& mass) const {
-    const Vec6& S = S_[k];
-    mass(row, row) = f.a.dot(S);
-    by_u(row, row) = 2.0 * f.a.dot(Psi_[k]) - f.b.dot(S.head<3>());
-    if (nodes_.floating_base) {
-      mass.block<1, 6>(row, 0) = f.a.transpose();
-      mass.block<6, 1>(0, row) = f.a;
-      // a^T ad_{V_0} - (b, 0)^T = (ad_{V_0}^T a - (b, 0))^T
-      Vec6 coupled = -representations::momentum_rate_bias(root_twist_, f.a);
-      coupled.head<3>() -= f.b;
-      by_u.template block<1, 6>(row, 0) = coupled.transpose();
-      by_u.template block<6, 1>(0, row) = f.H;
-    }
-  }
-
-  // Row `row` (node k) against the column of its ancestor c, and c's row against k's column.
-  template <class Matrix>
-  LIEMBS_STRONG_INLINE void velocity_pair(int row, int column, std::size_t c, const VelocityFactors& f, Matrix& by_u,
-                                          Eigen::MatrixXd& mass) const {
-    const Vec6& S = S_[c];
-    mass(row, column) = mass(column, row) = f.a.dot(S);
-    by_u(row, column) = 2.0 * f.a.dot(Psi_[c]) - f.b.dot(S.head<3>());
-    by_u(column, row) = S.dot(f.H);
-  }
-
-  template <class Matrix>
-  LIEMBS_STRONG_INLINE void configuration_entries(int row, std::size_t k, const Vec6& a, const Vec3& b, const Vec6& G,
-                                                  Matrix& by_q) const {
-    by_q(row, row) = configuration_entry(k, a, b, k);
-    if (nodes_.floating_base) {
-      // a^T ad_{a_g}: ad_{a_g}^T a = (a_v x g, 0) for the purely linear a_g (as is the world
-      // loads' term, (L^T S, 0)).
-      Vec3 moment = a.tail<3>().cross(gravity_);
-      if (world_loads_) moment -= LS_[k];
-      by_q.template block<1, 3>(row, 0) = moment.transpose();
-      by_q.template block<1, 3>(row, 3).setZero();
-      by_q.template block<6, 1>(0, row) = G;
-    }
-  }
-
-  template <class Matrix>
-  LIEMBS_STRONG_INLINE void configuration_pair(int row, int column, std::size_t k, std::size_t c, const Vec6& a,
-                                               const Vec3& b, const Vec6& G, Matrix& by_q) const {
-    by_q(row, column) = configuration_entry(k, a, b, c);
-    by_q(column, row) = S_[c].dot(G);
-  }
-
-  // dtau_i/dq_j for i in the subtree of j: I^c_i S_i . Phi_j - B^c_i^T S_i . Psi_j - L^c_i^T S_i . S_j.
-  LIEMBS_STRONG_INLINE double configuration_entry(std::size_t i, const Vec6& a, const Vec3& b, std::size_t j) const {
-    double entry = a.dot(Phi_[j]) - b.dot(Psi_[j].head<3>());
-    if (world_loads_) entry -= LS_[i].dot(S_[j].head<3>());
-    return entry;
-  }
-
-  // After a sweep at u' = 0: adds the accelerations' terms S_i q''_i (and Ad_C u_0') to A_i
-  // and M_l dA_l to the subtree wrenches F_i.
-  void add_accelerations(const Eigen::VectorXd& acceleration) {
-    const int n = nodes_.dof(), offset = base_offset();
-    Vec6 root_increment = Vec6::Zero();
-    if (nodes_.floating_base) {
-      root_increment = acceleration.head<6>();
-      root_acceleration_ += root_increment;
-      root_force_ += root_inertia_ * root_increment;
-    }
-    for (int i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      const int p = nodes_.parent[k];
-      acceleration_increment_[k] = (p >= 0 ? acceleration_increment_[static_cast<std::size_t>(p)] : root_increment) +
-                                   S_[k] * acceleration(offset + i);
-      A_[k] += acceleration_increment_[k];
-      force_increment_[k] = inertia_[k] * acceleration_increment_[k];
-    }
-    for (int i = n - 1; i >= 0; --i) {
-      const auto k = static_cast<std::size_t>(i);
-      F_[k] += force_increment_[k];
-      const int p = nodes_.parent[k];
-      if (p >= 0) force_increment_[static_cast<std::size_t>(p)] += force_increment_[k];
-      else if (nodes_.floating_base) root_force_ += force_increment_[k];
-    }
-  }
-
-  RecursiveDynamics<Policy> kernels_;  // the representation's joint poses, tree data and ancestor lists
-  const KinematicTree& nodes_;         // the aligned tree the kernels work in
-  bool world_loads_ = false;
-  Mat3 world_rotation_ = Mat3::Identity();  // world to the frame of the algebra: R_0^T for a floating base
-  Vec3 gravity_ = Vec3::Zero();             // the linear part of a_g in that frame
-  Pose relative_;
-  // Per node, world frame.
-  std::vector<Vec6> S_, V_, Psi_, A_, Phi_, F_, IS_, acceleration_increment_, force_increment_;
-  std::vector<Vec3> BS_, LS_;
-  std::vector<RigidInertia> inertia_, composite_;
-  std::vector<AngularOperator> coupling_, loads_;
-  // The floating base (root), in its own frame.
-  Vec6 root_twist_ = Vec6::Zero(), root_acceleration_ = Vec6::Zero(), root_force_ = Vec6::Zero();
-  RigidInertia root_inertia_, root_composite_;
-  AngularOperator root_coupling_, root_loads_;
-  // Forward dynamics.
-  Eigen::VectorXd bias_;
-  Eigen::MatrixXd mass_;
-  RowMajorMatrix right_hand_sides_;
-  TreeMassFactorization factorization_{nodes_};
+  const TreeModel model_;
+  DerivativeWorkspace workspace_;
 };
 
 }  // namespace liembs

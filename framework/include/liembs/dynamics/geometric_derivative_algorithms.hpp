@@ -43,9 +43,9 @@ namespace liembs {
 template <class Policy>
 class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
  public:
-  explicit RecursiveGeometricDerivatives(std::shared_ptr<const KinematicTree> tree) : sweep_(std::move(tree)) {
-    const KinematicTree& original = sweep_.kernels_.tree();
-    const AlignedTree& aligned = sweep_.kernels_.aligned_;
+  explicit RecursiveGeometricDerivatives(std::shared_ptr<const KinematicTree> tree) : model_(std::move(tree)), sweep_(model_) {
+    const KinematicTree& original = model_.tree();
+    const AlignedTree& aligned = model_.aligned;
     const auto n = static_cast<std::size_t>(original.dof());
     first_nodes_ = joint_first_nodes(original);
     for (std::size_t k = 0; k < n; ++k) {
@@ -68,18 +68,18 @@ class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
   }
 
   std::string_view representation() const override { return Policy::name; }
-  const KinematicTree& tree() const override { return sweep_.kernels_.tree(); }
+  const KinematicTree& tree() const override { return model_.tree(); }
 
   void inverse_dynamics_geometric_derivatives(const TreeState& state, const Eigen::VectorXd& acceleration,
                                               GeometricDerivatives& out) override {
     auto& d = sweep_;
-    d.kernels_.check_sizes(state, &acceleration, "acceleration");
-    d.forward_pass(state, &acceleration, true);
-    d.backward_pass();
-    d.generalized_forces(out.force);
+    model_.check_sizes(state, &acceleration, "acceleration");
+    derivatives::forward_pass(model_, d, state, &acceleration, true);
+    derivatives::backward_pass(model_, d);
+    derivatives::generalized_forces(model_, d, out.force);
     column_quantities(state, acceleration);
-    const int n = d.nodes_.dof(), nv = d.nodes_.velocity_dimension(), offset = d.base_offset();
-    const bool floating = d.nodes_.floating_base;
+    const int n = model_.nodes.dof(), nv = model_.nodes.velocity_dimension(), offset = model_.base_offset();
+    const bool floating = model_.nodes.floating_base;
     by_node_.setZero(nv, 6 * n);
     out.force_by_screw.setZero(nv, 6 * n);
     for (int i = 0; i < n; ++i) {
@@ -87,11 +87,11 @@ class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
       const int row = offset + i;
       // Row k against the columns of k and its ancestors (k in their subtrees), (R2) and (R4).
       row_entries(k, row, k, out.force_by_screw);
-      for (const int j : d.ancestors(k)) row_entries(k, row, static_cast<std::size_t>(j), out.force_by_screw);
-      out.force_by_screw.block<1, 6>(row, 6 * i) += d.F_[k].transpose() * E_[k];
+      for (const int j : model_.ancestors(k)) row_entries(k, row, static_cast<std::size_t>(j), out.force_by_screw);
+      out.force_by_screw.block<1, 6>(row, 6 * i) += d.F[k].transpose() * E_[k];
       // The columns of k against the rows above it.
-      for (const int j : d.ancestors(k)) {
-        const Vec6& S = d.S_[static_cast<std::size_t>(j)];
+      for (const int j : model_.ancestors(k)) {
+        const Vec6& S = d.S[static_cast<std::size_t>(j)];
         by_node_.block<1, 6>(offset + j, 6 * i) = S.transpose() * G_[k];
         out.force_by_screw.block<1, 6>(offset + j, 6 * i) = S.transpose() * H_[k];
       }
@@ -116,19 +116,19 @@ class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
   // Per node: the row factors I^c S, B^c^T S, L^c^T S and the column blocks of (R1) and (R4).
   void column_quantities(const TreeState& state, const Eigen::VectorXd& acceleration) {
     auto& d = sweep_;
-    const int n = d.nodes_.dof(), offset = d.base_offset();
+    const int n = model_.nodes.dof(), offset = model_.base_offset();
     for (int i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      const Vec6& S = d.S_[k];
-      IS_[k] = d.composite_[k] * S;
-      BS_[k] = d.coupling_[k].transpose_times(S);
-      if (d.world_loads_) LS_[k] = d.loads_[k].transpose_times(S);
+      const Vec6& S = d.S[k];
+      IS_[k] = d.composite[k] * S;
+      BS_[k] = d.coupling[k].transpose_times(S);
+      if (model_.world_loads) LS_[k] = d.loads[k].transpose_times(S);
 
-      const int p = d.nodes_.parent[k];
+      const int p = model_.nodes.parent[k];
       const auto parent = static_cast<std::size_t>(p);
-      const Pose& parent_pose = p >= 0 ? d.kernels_.pose_[parent] : d.kernels_.base_pose_;
-      const Vec6& parent_twist = p >= 0 ? d.V_[parent] : d.root_twist_;
-      const Vec6& parent_acceleration = p >= 0 ? d.A_[parent] : d.root_acceleration_;
+      const Pose& parent_pose = p >= 0 ? d.pose[parent] : d.base_pose;
+      const Vec6& parent_twist = p >= 0 ? d.V[parent] : d.root_twist;
+      const Vec6& parent_acceleration = p >= 0 ? d.A[parent] : d.root_acceleration;
       const Mat6 ad_parent_twist = se3::ad(parent_twist);
       // (R1)
       T_[k] = se3::Ad(se3::compose(parent_pose, rest_in_parent_[k]));
@@ -136,18 +136,18 @@ class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
       Phi_[k].noalias() = se3::ad(parent_acceleration) * T_[k];
       Phi_[k].noalias() += ad_parent_twist * Psi_[k];
       for (int c = 0; c < 6; ++c) {
-        Vec6 column = representations::momentum_rate_bias(T_[k].col(c), d.F_[k]) + d.composite_[k] * Phi_[k].col(c) -
-                      d.coupling_[k] * Psi_[k].col(c);
-        if (d.world_loads_) column -= d.loads_[k] * T_[k].col(c);
+        Vec6 column = representations::momentum_rate_bias(T_[k].col(c), d.F[k]) + d.composite[k] * Phi_[k].col(c) -
+                      d.coupling[k] * Psi_[k].col(c);
+        if (model_.world_loads) column -= d.loads[k] * T_[k].col(c);
         G_[k].col(c) = column;
       }
       // (R4)
       const double qd = state.qd(i), qdd = acceleration(offset + i);
-      E_[k] = se3::Ad(se3::compose(d.kernels_.pose_[k], unalign_[k]));
+      E_[k] = se3::Ad(se3::compose(d.pose[k], unalign_[k]));
       e_[k] = qd * E_[k];
-      a_[k].noalias() = se3::ad(parent_twist + d.V_[k]) * e_[k];
+      a_[k].noalias() = se3::ad(parent_twist + d.V[k]) * e_[k];
       a_[k] += qdd * E_[k];
-      for (int c = 0; c < 6; ++c) H_[k].col(c) = d.composite_[k] * a_[k].col(c) - d.coupling_[k] * e_[k].col(c);
+      for (int c = 0; c < 6; ++c) H_[k].col(c) = d.composite[k] * a_[k].col(c) - d.coupling[k] * e_[k].col(c);
     }
   }
 
@@ -155,12 +155,13 @@ class RecursiveGeometricDerivatives final : public TreeGeometricDerivatives {
   LIEMBS_STRONG_INLINE void row_entries(std::size_t k, int row, std::size_t j, Eigen::MatrixXd& by_screw) {
     const auto column = static_cast<Eigen::Index>(6 * j);
     Eigen::Matrix<double, 1, 6> entries = IS_[k].transpose() * Phi_[j] - BS_[k].transpose() * Psi_[j].template topRows<3>();
-    if (sweep_.world_loads_) entries -= LS_[k].transpose() * T_[j].template topRows<3>();
+    if (model_.world_loads) entries -= LS_[k].transpose() * T_[j].template topRows<3>();
     by_node_.block<1, 6>(row, column) = entries;
     by_screw.block<1, 6>(row, column).noalias() += IS_[k].transpose() * a_[j] - BS_[k].transpose() * e_[j].template topRows<3>();
   }
 
-  RecursiveDerivatives<Policy> sweep_;  // the forward and backward passes of the configuration derivatives
+  const TreeModel model_;
+  DerivativeWorkspace sweep_;  // the forward and backward passes of the configuration derivatives (derivative_algorithms.hpp)
   std::vector<int> first_nodes_;
   std::vector<Pose> rest_in_parent_, unalign_;  // K_p^-1 B_i and K_i^-1 per node
   std::vector<Vec6> IS_;

@@ -11,7 +11,7 @@
 // representation except the body-fixed one (in_body_frames below, higher_order_body_frame.hpp):
 // there the joint screws' derivatives are brackets (003 Alg. 1 line 10) and
 // the inertias' derivatives never need forming (below). The representation's kernels
-// (RecursiveDynamics<Policy>) give the joint poses. Per node i with parent p, binomials
+// (joint_pose, tree_model.hpp) give the joint poses. Per node i with parent p, binomials
 // C(n, k), and x^(k) the k-th time derivative:
 //   S_i^(k) = sum_{j<k} C(k-1, j) [V_p^(j), S_i^(k-1-j)]                      (Alg. 1, 10)
 //   V_i^(k) = V_p^(k) + sum_{j<=k} C(k, j) S_i^(j) q_i^(k-j+1)                  (Alg. 1, 10)
@@ -50,7 +50,9 @@
 #include <liembs/dynamics/higher_order_body_frame.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/higher_order_loads.hpp>
-#include <liembs/dynamics/recursive_algorithms.hpp>
+#include <liembs/dynamics/representations.hpp>
+#include <liembs/dynamics/tree_model.hpp>
+#include <liembs/lie/se3.hpp>
 
 #include <Eigen/Cholesky>
 
@@ -147,7 +149,8 @@ template <class Policy>
 class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrderDynamicsWithLoads {
  public:
   explicit RecursiveHigherOrder(std::shared_ptr<const KinematicTree> tree, int max_order = 8)
-      : kernels_(std::move(tree)), nodes_(kernels_.nodes_), n_(nodes_.dof()) {
+      : model_(std::move(tree)), nodes_(model_.nodes), n_(nodes_.dof()) {
+    pose_.resize(static_cast<std::size_t>(n_));
     gravity_twist_ << 0.0, 0.0, 0.0, nodes_.gravity;
     U_.resize(static_cast<std::size_t>(n_));
     D_.resize(static_cast<std::size_t>(n_));
@@ -155,12 +158,12 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     tau_tilde_.resize(static_cast<std::size_t>(n_));
     articulated_.resize(static_cast<std::size_t>(n_ + 1));
     all_force_.joint_motion.assign(static_cast<std::size_t>(n_), false);
-    if constexpr (body_frame) body_frame_.emplace(nodes_, kernels_.aligned_.axial);
+    if constexpr (body_frame) body_frame_.emplace(nodes_, model_.aligned.axial);
     reserve(std::max(max_order, 0));
   }
 
   std::string_view representation() const override { return Policy::name; }
-  const KinematicTree& tree() const override { return kernels_.tree(); }
+  const KinematicTree& tree() const override { return model_.tree(); }
 
   void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
     inverse_dynamics(state, rates, no_load_rates_, forces);
@@ -199,7 +202,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
         if (k > 0) screw_derivative(i, k);
         V(i, k) = V(parent(i), k) + screw_terms(i, k, 0);
       }
-      M(i, 0) = twist_transforms::Adjoint::congruence(kernels_.pose_[ui(i)], kernels_.rigid_[ui(i)]);
+      M(i, 0) = twist_transforms::Adjoint::congruence(pose_[ui(i)], model_.rigid[ui(i)]);
       for (int j = 1; j <= K; ++j) inertia_rate(i, j);
     }
     // W_i^(k) = Pi_i^(k+1) - W_app^(k), then the subtree sums (003 Alg. 2, line 2).
@@ -267,7 +270,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
       V(i, 0) = V(parent(i), 0) + S(i, 0) * qd;
       screw_derivative(i, 1);
       Vbias(i, 1) = screw_terms(i, 1, 1);
-      M(i, 0) = twist_transforms::Adjoint::congruence(kernels_.pose_[ui(i)], kernels_.rigid_[ui(i)]);
+      M(i, 0) = twist_transforms::Adjoint::congruence(pose_[ui(i)], model_.rigid[ui(i)]);
       inertia_rate(i, 1);
       Pib(i, 1) = momentum_bias(i, 1);
       articulated_[ui(i)] = M(i, 0).matrix();
@@ -345,7 +348,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   }
 
   void check(const TreeState& state, const Eigen::MatrixXd& matrix, const char* what) const {
-    kernels_.check_sizes(state, nullptr, "");
+    model_.check_sizes(state, nullptr, "");
     if (matrix.rows() != nodes_.velocity_dimension() || matrix.cols() < 1)
       throw Error(std::string(what) + " is " + std::to_string(matrix.rows()) + " x " + std::to_string(matrix.cols()) +
                   "; expected " + std::to_string(nodes_.velocity_dimension()) + " rows (one per generalized velocity) and " +
@@ -392,9 +395,9 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   void node_pose(int i, const TreeState& state) {
     const auto k = ui(i);
     const int p = nodes_.parent[k];
-    kernels_.joint_pose(k, state.q(i), relative_);
-    se3::compose_into(p >= 0 ? kernels_.pose_[ui(p)] : base_pose_, relative_, kernels_.pose_[k]);
-    S(i, 0) = representations::world_screw(kernels_.pose_[k], kernels_.aligned_.axial[k]);
+    joint_pose(model_, k, state.q(i), relative_);
+    se3::compose_into(p >= 0 ? pose_[ui(p)] : base_pose_, relative_, pose_[k]);
+    S(i, 0) = representations::world_screw(pose_[k], model_.aligned.axial[k]);
   }
 
   // S_i^(k) = sum_{j<k} C(k-1, j) [V_p^(j), S_i^(k-1-j)]   (003 Alg. 1, line 10)
@@ -448,7 +451,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   }
 
   void root_inertia() {
-    M(root(), 0) = twist_transforms::Adjoint::congruence(base_pose_, kernels_.base_rigid_);
+    M(root(), 0) = twist_transforms::Adjoint::congruence(base_pose_, model_.base_rigid);
   }
 
   // A fixed base in the falling frame: V_0^(1) = -G, all else zero.
@@ -559,7 +562,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
                     std::to_string(r) + ")");
       // A body-frame load in the node frame of the input tree, to the aligned one (align_node_frames).
       const bool align = !load.world_frame && load.node >= 0;
-      const Mat6 to_aligned = align ? Mat6(se3::Ad(kernels_.aligned_.alignment[ui(load.node)]).transpose()) : Mat6::Identity();
+      const Mat6 to_aligned = align ? Mat6(se3::Ad(model_.aligned.alignment[ui(load.node)]).transpose()) : Mat6::Identity();
       for (int k = 0; k <= r; ++k) applied(l, k).noalias() = to_aligned * loads[l].col(k);
     }
   }
@@ -574,7 +577,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     for (std::size_t l = 0; l < nodes_.loads.size(); ++l) {
       const auto& load = nodes_.loads[l];
       const int node = load.node >= 0 ? load.node : root();
-      const Pose& frame = load.node >= 0 ? kernels_.pose_[ui(load.node)] : base_pose_;
+      const Pose& frame = load.node >= 0 ? pose_[ui(load.node)] : base_pose_;
       Vec6 wrench;
       if (load.world_frame) {
         Vec3* point = &load_point_[l * ui(stride_)];
@@ -608,13 +611,14 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     }
   }
 
-  RecursiveDynamics<Policy> kernels_;  // the representation's joint poses and tree data
+  const TreeModel model_;
   const KinematicTree& nodes_;         // the aligned tree the kernels work in
   int n_ = 0;
   int capacity_ = -1, stride_ = 0;
   higher_order_kernels::Binomials C_;
   Vec6 gravity_twist_ = Vec6::Zero();  // G = (0; g)
   Pose base_pose_, relative_;
+  std::vector<Pose> pose_;  // world poses of the nodes
   Mat6 base_adjoint_ = Mat6::Identity(), base_adjoint_inverse_ = Mat6::Identity();
   // Per node (and the root as node n_), stride_ entries each.
   std::vector<Vec6> S_, V_, Pib_, Vbias_, W_, WA_;
