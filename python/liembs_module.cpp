@@ -299,6 +299,25 @@ class ModelHandle {
     static const char* const forward[4] = {"acceleration", "acceleration_by_q", "acceleration_by_u", "acceleration_by_force"};
     if (algorithm == "rnea-derivatives") return derivatives(inverse);
     if (algorithm == "aba-derivatives") return derivatives(forward);
+    if (algorithm == "centroidal") {  // mass, p_G, h_G, then J_G and A_G row-major (centroidal_algorithms.hpp)
+      const py::ssize_t width = batch ? flat.shape(1) : flat.shape(0);
+      const auto block = [&](py::ssize_t offset, py::ssize_t height, py::ssize_t columns) {  // (rows,) height x columns
+        std::vector<py::ssize_t> shape{height};
+        if (columns > 1) shape.push_back(columns);
+        if (batch) shape.insert(shape.begin(), rows);
+        py::array_t<double> out(shape);
+        for (py::ssize_t r = 0; r < rows; ++r)
+          std::copy_n(flat.data() + r * width + offset, height * columns, out.mutable_data() + r * height * columns);
+        return out;
+      };
+      py::dict out;
+      out["mass"] = batch ? py::object(block(0, 1, 1).attr("reshape")(rows)) : py::object(py::float_(flat.data()[0]));
+      out["center_of_mass"] = block(1, 3, 1);
+      out["momentum"] = block(4, 6, 1);
+      out["center_of_mass_jacobian"] = block(10, 3, nv);
+      out["momentum_matrix"] = block(10 + 3 * nv, 6, nv);
+      return out;
+    }
     if (algorithm == "rnea-geometric-derivatives") {  // tau, then dtau/dB and dtau/dX row-major
       const auto references = static_cast<py::ssize_t>(6 * joint_first_nodes(*tree_).size()), screws = static_cast<py::ssize_t>(6 * tree_->dof());
       py::dict out;
@@ -539,6 +558,10 @@ const NamedAlgorithm named_algorithms[] = {
     {"aba_derivatives", "aba-derivatives", 3, "tau", false,
      "Forward dynamics and its derivatives: dict acceleration, acceleration_by_q, acceleration_by_u, acceleration_by_force."},
     {"regressor", "regressor", 3, "qdd", false, "Inverse-dynamics regressor Y, shape (nv, 10 bodies), tau = Y pi."},
+    {"centroidal", "centroidal", 2, nullptr, false,
+     "Centre of mass, its Jacobian and the centroidal momentum matrix: dict mass, center_of_mass (3,), momentum "
+     "(h_G = A_G u: angular about the centre of mass, then linear; (6,)), center_of_mass_jacobian (3, nv), "
+     "momentum_matrix (A_G, (6, nv))."},
     {"rnea_geometric_derivatives", "rnea-geometric-derivatives", 3, "qdd", false,
      "Inverse dynamics and its derivatives by the joints' geometry: dict force, force_by_reference (nv, 6 per moving "
      "joint, see moving_joint_names), force_by_screw (nv, 6 per degree of freedom)."},

@@ -14,6 +14,7 @@
 // Joints with a prescribed motion q(t) ([model.prescribed], docs/prescribed-motion.md) make
 // the run hybrid dynamics: "aba" solves it by H-GHYB at order 0 (paper 003 Algorithm 4),
 // "crba-cholesky" by the mass matrix partitioned into free and prescribed rows.
+#include <liembs/dynamics/centroidal_algorithms.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/joint_constraints.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
@@ -614,7 +615,8 @@ enum class Quantity {
   inverse_dynamics_derivatives,
   forward_dynamics_derivatives,
   regressor,
-  geometric_derivatives
+  geometric_derivatives,
+  centroidal
 };
 
 bool uses_derivatives(Quantity quantity) {
@@ -706,6 +708,20 @@ class TreeEvaluator final : public BatchEvaluator {
         add_parameters("dtau_dX.", tree_->dof_names);
         break;
       }
+      case Quantity::centroidal: {
+        // mass, com.<axis>, h_G.<component>, then J_com.<axis>.<coordinate> and
+        // A_G.<component>.<coordinate> row-major (centroidal_algorithms.hpp).
+        const std::vector<const char*> axes{"x", "y", "z"}, momentum{"kx", "ky", "kz", "lx", "ly", "lz"};
+        bodies_ = model.bodies;
+        outputs_.push_back("mass");
+        for (const char* axis : axes) outputs_.push_back(std::string("com.") + axis);
+        for (const char* component : momentum) outputs_.push_back(std::string("h_G.") + component);
+        for (const char* axis : axes)
+          for (const auto& column : coordinates) outputs_.push_back(std::string("J_com.") + axis + "." + column);
+        for (const char* component : momentum)
+          for (const auto& column : coordinates) outputs_.push_back(std::string("A_G.") + component + "." + column);
+        break;
+      }
       case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", wrench_names); break;
       case Quantity::mass_matrix:
       case Quantity::coriolis_matrix: add_matrix(quantity == Quantity::mass_matrix ? "M" : "C"); break;
@@ -780,6 +796,13 @@ class TreeEvaluator final : public BatchEvaluator {
         write_row_major(write_row_major(write_vector(out, geometric_out_.force), geometric_out_.force_by_reference),
                         geometric_out_.force_by_screw);
         return;
+      case Quantity::centroidal:
+        centroidal::compute(bodies_, *dynamics_, state_, centroidal_workspace_, centroidal_);
+        *out++ = centroidal_.mass;
+        out = std::copy_n(centroidal_.center_of_mass.data(), 3, out);
+        out = std::copy_n(centroidal_.momentum.data(), 6, out);
+        write_row_major(write_row_major(out, centroidal_.center_of_mass_jacobian), centroidal_.momentum_matrix);
+        return;
     }
     if (quantity_ == Quantity::mass_matrix || quantity_ == Quantity::coriolis_matrix) write_row_major(out, matrix_);
     else write_vector(out, vector_);
@@ -791,7 +814,8 @@ class TreeEvaluator final : public BatchEvaluator {
     Eigen::Map<Eigen::VectorXd>(out, vector.size()) = vector;
     return out + vector.size();
   }
-  static double* write_row_major(double* out, const Eigen::MatrixXd& matrix) {
+  template <class Matrix>
+  static double* write_row_major(double* out, const Matrix& matrix) {
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out, matrix.rows(), matrix.cols()) = matrix;
     return out + matrix.size();
   }
@@ -804,6 +828,9 @@ class TreeEvaluator final : public BatchEvaluator {
   InverseDynamicsDerivatives inverse_;
   ForwardDynamicsDerivatives forward_;
   GeometricDerivatives geometric_out_;
+  std::vector<RigidBody> bodies_;  // for the centroidal quantities
+  CentroidalWorkspace centroidal_workspace_;
+  CentroidalQuantities centroidal_;
   std::vector<std::string> inputs_, outputs_;
   TreeState state_;
   Eigen::VectorXd vector_, third_;
@@ -873,6 +900,8 @@ LIEMBS_PLUGIN(registrar) {
   add("aba-derivatives", Quantity::forward_dynamics_derivatives,
       "forward dynamics of a tree and its analytic derivatives dqdd/dq, dqdd/du, M^-1 (liembs eval)");
   add("regressor", Quantity::regressor, "inverse-dynamics regressor Y of a tree, tau = Y pi (liembs eval)");
+  add("centroidal", Quantity::centroidal,
+      "centre of mass, its Jacobian and the centroidal momentum matrix A_G, h_G = A_G u (liembs eval)");
   add("rnea-geometric-derivatives", Quantity::geometric_derivatives,
       "inverse dynamics of a tree and its derivatives by the joints' references B and screws X (liembs eval)");
 }

@@ -244,3 +244,40 @@ def test_plugins_lists_what_the_liembs_program_lists():
     assert from_cli == found
     with pytest.raises(liembs.PluginError, match="plugin library or folder not found: /no/such/folder"):
         liembs.plugins(plugin_path=["/no/such/folder"])
+
+
+def test_centroidal_quantities_are_the_runs_momentum_and_move_as_their_jacobian_says(tmp_path):
+    arm = liembs.Model(ARM)
+    # The momentum trajectory.csv reports at t = 0 (about the world origin) is h_G at the
+    # initial state: l, and k_G + p_G x l.
+    arm.simulate(set=["simulation.end_time=0.01"], output=str(tmp_path))
+    first = np.genfromtxt(tmp_path / "trajectory.csv", delimiter=",", names=True)[0]
+    q0, qd0 = arm.initial_position, arm.initial_velocity
+    c = arm.centroidal(q0, qd0)
+    assert c["momentum_matrix"].shape == (6, arm.nv) and c["center_of_mass_jacobian"].shape == (3, arm.nv)
+    linear = np.array([first["linear_momentum_" + a] for a in "xyz"])
+    angular = np.array([first["angular_momentum_" + a] for a in "xyz"])
+    assert np.linalg.norm(linear) > 1e-3  # the arm moves at t = 0: the check is not of zeros
+    assert np.allclose(c["momentum"][3:], linear, rtol=1e-9, atol=1e-12)
+    assert np.allclose(c["momentum"][:3] + np.cross(c["center_of_mass"], c["momentum"][3:]), angular, rtol=1e-9, atol=1e-12)
+    assert np.allclose(c["momentum_matrix"] @ qd0, c["momentum"], atol=1e-12)
+    assert np.allclose(c["center_of_mass_jacobian"] * c["mass"], c["momentum_matrix"][3:], atol=1e-12)
+    # Central differences of the centre of mass along q' (fixed base: q moves by h q').
+    h = 1e-6
+    ahead, behind = arm.centroidal(q0 + h * qd0, qd0), arm.centroidal(q0 - h * qd0, qd0)
+    rate = (ahead["center_of_mass"] - behind["center_of_mass"]) / (2 * h)
+    assert np.allclose(c["center_of_mass_jacobian"] @ qd0, rate, atol=1e-8)
+    # Batches, every representation, and the floating base's layout.
+    q, qd, _ = random_states(arm, 50)
+    batch = arm.centroidal(q, qd)
+    assert batch["momentum_matrix"].shape == (50, 6, 7) and batch["mass"].shape == (50,)
+    assert np.allclose(batch["center_of_mass"][7], arm.centroidal(q[7], qd[7])["center_of_mass"], atol=1e-14)
+    for representation in ("spatial", "hybrid", "mixed"):
+        other = arm.centroidal(q, qd, representation=representation)
+        assert np.allclose(other["momentum_matrix"], batch["momentum_matrix"], atol=1e-10)
+    floating = liembs.Model(FLOATING)
+    q, qd, _ = random_states(floating, 3)
+    f = floating.centroidal(q, qd)
+    assert f["momentum_matrix"].shape == (3, 6, floating.nv)
+    evaluator = floating.evaluator("centroidal")
+    assert evaluator.outputs[:4] == ["mass", "com.x", "com.y", "com.z"] and "A_G.lx.base.vx" in evaluator.outputs
