@@ -8,6 +8,7 @@
 #include <liembs/error.hpp>
 #include <liembs/model/sdf_import.hpp>
 #include <liembs/model/topology.hpp>
+#include <liembs/model/visual_shapes.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <fstream>
@@ -157,4 +158,38 @@ TEST_CASE("SDF import: liembs eval takes the same columns as the URDF and MJCF t
     CHECK(sdf.out == urdf.out);
     CHECK(sdf.err.empty());
   }
+}
+
+TEST_CASE("Visual shapes: the arm's URDF and MJCF and SDF files give the same primitives in the body frames") {
+  // models/*/slide-arm.*: a cylinder, boxes and a sphere (MJCF: half-sizes; all rotated).
+  const ModelVisuals urdf = read_urdf_visuals(models_dir() / "urdf/slide-arm.urdf");
+  for (const ModelVisuals& other : {read_mjcf_visuals(models_dir() / "mjcf/slide-arm.xml"),
+                                    read_sdf_visuals(models_dir() / "sdf/slide-arm.sdf")}) {
+    REQUIRE(other.by_body.size() == urdf.by_body.size());
+    CHECK(other.world.empty());
+    for (const auto& [body, shapes] : urdf.by_body) {
+      INFO(body);
+      REQUIRE(other.by_body.count(body) == 1);
+      const auto& others = other.by_body.at(body);
+      REQUIRE(others.size() == shapes.size());
+      for (std::size_t k = 0; k < shapes.size(); ++k) {
+        CHECK(others[k].type == shapes[k].type);
+        CHECK((others[k].pose.matrix() - shapes[k].pose.matrix()).norm() < 1e-12);
+        CHECK((others[k].box_size - shapes[k].box_size).norm() < 1e-15);
+        CHECK(others[k].radius == Approx(shapes[k].radius).epsilon(1e-15));
+        CHECK(others[k].length == Approx(shapes[k].length).epsilon(1e-15));
+      }
+    }
+  }
+  // The humanoid's capsules (URDF has none: its twin draws cylinders over the whole length).
+  const ModelVisuals mjcf = read_mjcf_visuals(models_dir() / "mjcf/humanoid.xml");
+  const ModelVisuals sdf = read_sdf_visuals(models_dir() / "sdf/humanoid.sdf");
+  for (const ModelVisuals* visuals : {&mjcf, &sdf}) {
+    const VisualShape& shin = visuals->by_body.at("shin_l").at(0);
+    CHECK(shin.type == VisualShape::Type::capsule);
+    CHECK(shin.radius == Approx(0.05));
+    CHECK(shin.length == Approx(0.3));
+    CHECK((shin.pose.r - Vec3(0, 0, -0.2)).norm() < 1e-15);
+  }
+  CHECK(mjcf.by_body.at("torso").at(0).color.has_value());
 }

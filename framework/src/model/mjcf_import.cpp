@@ -4,6 +4,7 @@
 #include <liembs/error.hpp>
 #include <liembs/model/mjcf_import.hpp>
 #include <liembs/model/topology.hpp>
+#include <liembs/model/visual_shapes.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <mujoco/mujoco.h>
@@ -49,6 +50,51 @@ Mat3 rotation(const mjtNum* quaternion) {
 class Importer {
  public:
   explicit Importer(const std::filesystem::path& file) : file_(file.string()) {}
+
+  // The geoms MuJoCo draws by default (groups 0 to 2, not transparent), in their body's
+  // frame; planes, height fields and meshes are not read.
+  ModelVisuals visuals() {
+    load();
+    name_objects();
+    ModelVisuals result;
+    for (int g = 0; g < mj_->ngeom; ++g) {
+      const float* rgba = mj_->geom_matid[g] >= 0 ? mj_->mat_rgba + 4 * mj_->geom_matid[g] : mj_->geom_rgba + 4 * g;
+      if (mj_->geom_group[g] > 2 || rgba[3] <= 0.0f) continue;
+      const mjtNum* size = mj_->geom_size + 3 * g;
+      VisualShape shape;
+      shape.pose.R = rotation(mj_->geom_quat + 4 * g);
+      shape.pose.r = vec3(mj_->geom_pos + 3 * g);
+      shape.color = std::array<double, 4>{rgba[0], rgba[1], rgba[2], rgba[3]};
+      switch (mj_->geom_type[g]) {
+        case mjGEOM_SPHERE:
+          shape.type = VisualShape::Type::sphere;
+          shape.radius = size[0];
+          break;
+        case mjGEOM_CAPSULE:
+        case mjGEOM_CYLINDER:
+          shape.type = mj_->geom_type[g] == mjGEOM_CAPSULE ? VisualShape::Type::capsule : VisualShape::Type::cylinder;
+          shape.radius = size[0];
+          shape.length = 2.0 * size[1];  // MuJoCo: the half-length
+          break;
+        case mjGEOM_ELLIPSOID:
+          shape.type = VisualShape::Type::ellipsoid;
+          shape.radii = vec3(size);
+          break;
+        case mjGEOM_BOX:
+          shape.type = VisualShape::Type::box;
+          shape.box_size = 2.0 * vec3(size);  // MuJoCo: half-sizes
+          break;
+        default:
+          continue;
+      }
+      const int body = mj_->geom_bodyid[g];
+      if (body == 0)
+        result.world.push_back(shape);
+      else
+        result.by_body[body_names_[body]].push_back(shape);
+    }
+    return result;
+  }
 
   Model run() {
     load();
@@ -387,6 +433,16 @@ Model import_mjcf(const std::filesystem::path& file) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the MJCF file");
   return Importer(file).run();
+}
+
+}  // namespace liembs
+
+namespace liembs {
+
+ModelVisuals read_mjcf_visuals(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the MJCF file");
+  return Importer(file).visuals();
 }
 
 }  // namespace liembs

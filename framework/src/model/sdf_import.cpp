@@ -5,14 +5,23 @@
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/sdf_import.hpp>
 #include <liembs/model/topology.hpp>
+#include <liembs/model/visual_shapes.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <sdf/Console.hh>
+#include <sdf/Box.hh>
+#include <sdf/Capsule.hh>
+#include <sdf/Cylinder.hh>
+#include <sdf/Ellipsoid.hh>
+#include <sdf/Geometry.hh>
 #include <sdf/Joint.hh>
 #include <sdf/JointAxis.hh>
 #include <sdf/Link.hh>
+#include <sdf/Material.hh>
 #include <sdf/Model.hh>
 #include <sdf/Root.hh>
+#include <sdf/Sphere.hh>
+#include <sdf/Visual.hh>
 #include <sdf/World.hh>
 
 #include "import_support.hpp"
@@ -57,6 +66,58 @@ std::string joint_type_name(sdf::JointType type) {
 class Importer {
  public:
   explicit Importer(const std::filesystem::path& file) : file_(file.string()) {}
+
+  // Every link's <visual> boxes, spheres, cylinders, capsules and ellipsoids in the link
+  // frame, with the material's diffuse colour; meshes, planes and height maps are not read.
+  ModelVisuals visuals() {
+    load(false);
+    ModelVisuals result;
+    for (std::uint64_t i = 0; i < sdf_->LinkCount(); ++i) {
+      const sdf::Link& link = *sdf_->LinkByIndex(i);
+      for (std::uint64_t v = 0; v < link.VisualCount(); ++v) {
+        const sdf::Visual& visual = *link.VisualByIndex(v);
+        const sdf::Geometry* geometry = visual.Geom();
+        if (geometry == nullptr) continue;
+        VisualShape shape;
+        switch (geometry->Type()) {
+          case sdf::GeometryType::BOX:
+            shape.type = VisualShape::Type::box;
+            shape.box_size = to_vec3(geometry->BoxShape()->Size());
+            break;
+          case sdf::GeometryType::SPHERE:
+            shape.type = VisualShape::Type::sphere;
+            shape.radius = geometry->SphereShape()->Radius();
+            break;
+          case sdf::GeometryType::CYLINDER:
+            shape.type = VisualShape::Type::cylinder;
+            shape.radius = geometry->CylinderShape()->Radius();
+            shape.length = geometry->CylinderShape()->Length();
+            break;
+          case sdf::GeometryType::CAPSULE:
+            shape.type = VisualShape::Type::capsule;
+            shape.radius = geometry->CapsuleShape()->Radius();
+            shape.length = geometry->CapsuleShape()->Length();
+            break;
+          case sdf::GeometryType::ELLIPSOID:
+            shape.type = VisualShape::Type::ellipsoid;
+            shape.radii = to_vec3(geometry->EllipsoidShape()->Radii());
+            break;
+          default:
+            continue;
+        }
+        ignition::math::Pose3d pose;
+        const sdf::Errors errors = visual.SemanticPose().Resolve(pose, link.Name());
+        if (!errors.empty()) fail_with(errors, "visual '" + visual.Name() + "' of link '" + link.Name() + "'");
+        shape.pose = to_pose(pose);
+        if (const sdf::Material* material = visual.Material()) {
+          const ignition::math::Color color = material->Diffuse();
+          shape.color = std::array<double, 4>{color.R(), color.G(), color.B(), color.A()};
+        }
+        result.by_body[link.Name()].push_back(shape);
+      }
+    }
+    return result;
+  }
 
   Model run() {
     load();
@@ -124,7 +185,9 @@ class Importer {
     return text;
   }
 
-  void load() {
+  // report_printed: pass on what libsdformat printed as a warning (once per file: not again
+  // when the visuals are read).
+  void load(bool report_printed = true) {
     static std::mutex parser_mutex;  // libsdformat's parser and console are global
     sdf::Errors errors;
     {
@@ -143,7 +206,7 @@ class Importer {
       console_ = console_text(printed.str());
     }
     if (!errors.empty()) fail_with(errors, "libsdformat cannot load the file");
-    if (!console_.empty()) warn(file_ + ": libsdformat: " + console_);
+    if (report_printed && !console_.empty()) warn(file_ + ": libsdformat: " + console_);
     if (root_.Model() != nullptr) {
       sdf_ = root_.Model();
       model_pose_ = to_pose(sdf_->RawPose());
@@ -353,6 +416,16 @@ Model import_sdf(const std::filesystem::path& file) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the SDF file");
   return Importer(file).run();
+}
+
+}  // namespace liembs
+
+namespace liembs {
+
+ModelVisuals read_sdf_visuals(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the SDF file");
+  return Importer(file).visuals();
 }
 
 }  // namespace liembs

@@ -42,8 +42,19 @@ struct ModelVisuals {
 // naming the file, line and link for a non-positive or non-finite size.
 ModelVisuals read_urdf_visuals(const std::filesystem::path& file);
 
-// The visual shapes of the model a [model] table describes: from its urdf file when it has
-// one, else none (TOML and paper 004's JSON have no visual geometry).
+// The geoms MuJoCo draws by default (groups 0 to 2, alpha > 0) of an MJCF file, through
+// MuJoCo's compiler (sizes as full lengths: MuJoCo's half-sizes doubled), with their colour;
+// planes, height fields and meshes are not read. Bodies are named as import_mjcf names them;
+// the world body's geoms are the world's. Throws ModelError as import_mjcf does.
+ModelVisuals read_mjcf_visuals(const std::filesystem::path& file);
+
+// The <visual> boxes, spheres, cylinders, capsules and ellipsoids of every link of an SDF
+// file, in the link frame (libsdformat's frame semantics), with the material's diffuse
+// colour; meshes, planes and height maps are not read. Throws ModelError as import_sdf does.
+ModelVisuals read_sdf_visuals(const std::filesystem::path& file);
+
+// The visual shapes of the model a [model] table describes: from its urdf, mjcf or sdf file
+// when it has one, else none (TOML and paper 004's JSON have no visual geometry).
 ModelVisuals read_model_visuals(const ConfigTable& model_table);
 
 }  // namespace liembs
