@@ -61,7 +61,7 @@ void step_run(benchmark::State& bench, const std::string& config, std::vector<st
       since_restart = 0;
       bench.ResumeTiming();
     }
-    if (constraints) constraints->switch_drivers(state);
+    if (constraints) constraints->switch_drivers(state.time);
     run.integrator->step(space, dynamics, state, h);
     if (space.update_charts(state)) run.integrator->charts_switched(space, state);  // re near gimbal lock, as liembs run
     ++since_restart;

@@ -1,5 +1,8 @@
 #include "commands.hpp"
 
+#include <liembs/batch/batch_evaluation.hpp>
+#include <liembs/host/output_schema.hpp>
+
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
@@ -45,7 +48,9 @@ void add_plugin_path_option(po::options_description& options) {
 
 void add_common_run_options(po::options_description& options) {
   options.add_options()("set", po::value<std::vector<std::string>>()->composing(),
-                        "override a value of the file: --set key.path=value (TOML syntax; repeatable)");
+                        "override a value of the file: --set key.path=value (TOML syntax; repeatable)")(
+      "unset", po::value<std::vector<std::string>>()->composing(),
+      "remove a key of the file before the --set values apply: --unset key.path (repeatable)");
   add_plugin_path_option(options);
 }
 
@@ -61,6 +66,10 @@ void add_plugin_paths(Registry& registry, const po::variables_map& values) {
 
 std::shared_ptr<ConfigDocument> load_document(const po::variables_map& values) {
   auto document = ConfigDocument::load(values["file"].as<std::string>());
+  if (values.count("unset"))
+    for (const auto& key : values["unset"].as<std::vector<std::string>>())
+      if (!document->remove_key(key))
+        throw ConfigError(document->file().string() + ": --unset " + key + ": the file has no key '" + key + "'");
   if (values.count("set"))
     for (const auto& assignment : values["set"].as<std::vector<std::string>>()) document->set_override(assignment);
   return document;
@@ -76,6 +85,16 @@ std::filesystem::path output_folder(const po::variables_map& values, const Run& 
   if (values.count("output")) return values["output"].as<std::string>();
   if (run.output_directory) return *run.output_directory;
   return std::filesystem::path("liembs-output") / run.config_file.stem();
+}
+
+unsigned thread_count_option(const char* command, const po::variables_map& values, const char* name) {
+  const int asked = values[name].as<int>();
+  if (asked < 1) throw po::error(std::string("--") + name + " must be at least 1, not " + std::to_string(asked));
+  const unsigned machine = machine_threads();
+  if (static_cast<unsigned>(asked) <= machine) return static_cast<unsigned>(asked);
+  std::cerr << "liembs " << command << ": --" << name << " " << asked << " is more than the " << machine
+            << " hardware threads of this machine; using " << machine << "\n";
+  return machine;
 }
 
 Run load_run_from_options(const po::variables_map& values, Registry& registry) {
@@ -148,14 +167,15 @@ int run_command(const std::vector<std::string>& arguments) {
               << "  energy drift (max relative)    " << summary.energy_drift_max
               << (!summary.prescribed_coordinates.empty() ? "  (prescribed motion: energy is not conserved)"
                   : run.model->is_conservative()           ? ""
-                                                           : "  (applied loads: energy is not conserved)")
+                  : !run.model->loads.empty()              ? "  (applied loads: energy is not conserved)"
+                                                           : "  (driving functions: energy is not conserved)")
               << "\n";
     if (!summary.prescribed_coordinates.empty()) {
       std::cout << "  prescribed coordinates         ";
       for (std::size_t i = 0; i < summary.prescribed_coordinates.size(); ++i)
         std::cout << (i ? ", " : "") << summary.prescribed_coordinates[i];
       std::cout << " (forces in tau.* columns)\n  work of the prescribed forces  " << summary.prescribed_work << " J\n";
-      if (run.model->is_conservative())
+      if (run.model->loads.empty())
         std::cout << "  energy balance error (max rel) " << summary.energy_balance_error_max << "\n";
     }
     std::cout
@@ -180,6 +200,28 @@ int validate_command(const std::vector<std::string>& arguments) {
   std::cout << document->file().string() << ": valid (" << run.model->bodies.size() << " bodies; group "
             << run.group_name << ", algorithm " << run.algorithm_name << ", integrator " << run.integrator_name
             << ")\n";
+  return exit_ok;
+}
+
+// The output schema (host/output_schema.hpp): the trajectory's columns and summary.json's
+// keys, as text or as the Markdown tables of docs/user-guide.md.
+int outputs_command(const std::vector<std::string>& arguments) {
+  po::options_description options("Options");
+  options.add_options()("markdown", "print the Markdown tables of docs/user-guide.md");
+  const auto parsed = parse_command_line("outputs", "[--markdown]", options, arguments, std::nullopt);
+  if (parsed.help) return exit_ok;
+  if (parsed.values.count("markdown")) {
+    std::cout << "trajectory.csv\n\n" << trajectory_columns_markdown() << "\nsummary.json\n\n" << summary_keys_markdown();
+    return exit_ok;
+  }
+  std::cout << "trajectory.csv columns, in order:\n";
+  for (const ColumnFamily& family : trajectory_columns())
+    std::cout << "  " << std::left << std::setw(34) << family.pattern << " [" << family.unit << "] " << family.description
+              << " (" << family.present << ")\n";
+  std::cout << "summary.json keys:\n";
+  for (const SummaryKey& key : summary_keys())
+    std::cout << "  " << std::left << std::setw(34) << key.key << (key.unit.empty() ? "" : " [") << key.unit
+              << (key.unit.empty() ? "" : "]") << " " << key.description << "\n";
   return exit_ok;
 }
 

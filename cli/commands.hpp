@@ -28,6 +28,7 @@ enum ExitStatus : int {
 int run_command(const std::vector<std::string>& arguments);
 int validate_command(const std::vector<std::string>& arguments);
 int plugins_command(const std::vector<std::string>& arguments);
+int outputs_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
 int linearize_command(const std::vector<std::string>& arguments);
@@ -61,6 +62,10 @@ void add_common_run_options(boost::program_options::options_description& options
 void add_output_folder_options(boost::program_options::options_description& options);
 // The --output folder, else the file's [output] directory, else liembs-output/<file stem>.
 std::filesystem::path output_folder(const boost::program_options::variables_map& values, const Run& run);
+
+// The count of option `name` (--threads, --jobs): at least 1, else a usage error; more than
+// machine_threads() (liembs/batch/batch_evaluation.hpp) is capped there, with a warning on stderr.
+unsigned thread_count_option(const char* command, const boost::program_options::variables_map& values, const char* name);
 
 // FILE loaded with its --set overrides and --plugin-path folders, for a simulation.
 Run load_run_from_options(const boost::program_options::variables_map& values, Registry& registry);

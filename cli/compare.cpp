@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/util/interrupt.hpp>
@@ -134,7 +135,7 @@ int compare_command(const std::vector<std::string>& arguments) {
   }
   if (values.count("output")) {
     const std::filesystem::path directory = values["output"].as<std::string>();
-    std::filesystem::create_directories(directory);
+    prepare_output_folder(directory);
     AtomicFile file(directory / "comparison.csv");
     auto& out = file.stream();
     out << "variant,steps,wall_seconds,steps_per_second,energy_drift_max_relative,"

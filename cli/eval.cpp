@@ -21,7 +21,7 @@ int eval_command(const std::vector<std::string>& arguments) {
   options.add_options()
       ("states", po::value<std::string>(), "CSV file of states (a header names the columns, docs/algorithms.md) or .npy array (rows x the inputs in --columns order)")
       ("output,o", po::value<std::string>(), "CSV or .npy file to write (written only if every row succeeds)")
-      ("threads", po::value<int>(), "threads to evaluate on (default: every core this process may use)")
+      ("threads", po::value<int>(), "threads to evaluate on (default: every core this process may use; at most the machine's hardware threads)")
       ("set", po::value<std::vector<std::string>>()->composing(), "override a value of the file (repeatable)")
       ("plugin-path", po::value<std::vector<std::string>>()->composing(), "search this plugin folder first")
       ("columns", "print the input and output columns for FILE and exit");
@@ -48,12 +48,7 @@ int eval_command(const std::vector<std::string>& arguments) {
     std::cout << "\n";
     return exit_ok;
   }
-  unsigned threads = 0;  // every core
-  if (values.count("threads")) {
-    const int asked = values["threads"].as<int>();
-    if (asked < 1) throw po::error("--threads must be at least 1, not " + std::to_string(asked));
-    threads = static_cast<unsigned>(asked);
-  }
+  const unsigned threads = values.count("threads") ? thread_count_option("eval", values, "threads") : 0;  // 0: every core
   BatchEvaluation batch(run, threads);
   const std::string states = values["states"].as<std::string>();
   const FileEvaluation result = evaluate_file(batch, states, values["output"].as<std::string>(), run.algorithm_name);

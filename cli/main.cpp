@@ -2,6 +2,7 @@
 // list the available plugins.
 #include "commands.hpp"
 
+#include <liembs/plugin/registry.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 
@@ -10,7 +11,7 @@
 
 namespace {
 
-const char* usage =
+const std::string usage = std::string(
     "Usage: liembs <command> [options]\n"
     "\n"
     "Commands:\n"
@@ -22,10 +23,10 @@ const char* usage =
     "  study STUDY.toml    run the cases of a study file; write results.csv, study.json, report.html\n"
     "  view RUN_DIR        write RUN_DIR/view.html: the run's trajectory animated in 3-D, a column plotted\n"
     "  plugins             list the plugin components found on the search path\n"
+    "  outputs             list the columns of trajectory.csv and the keys of summary.json\n"
     "\n"
     "Run 'liembs <command> --help' for the options of a command.\n"
-    "Plugin search path: LIEMBS_PLUGIN_PATH, [plugins] paths in the TOML file, the plugin\n"
-    "folder next to this program and the install prefix.\n";
+    "Plugin search path, in order: ") + liembs::search_order_text() + ".\n";
 
 }  // namespace
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   if (command == "run") return guarded("run", run_command, arguments);
   if (command == "validate") return guarded("validate", validate_command, arguments);
   if (command == "plugins") return guarded("plugins", plugins_command, arguments);
+  if (command == "outputs") return guarded("outputs", outputs_command, arguments);
   if (command == "compare") return guarded("compare", compare_command, arguments);
   if (command == "eval") return guarded("eval", eval_command, arguments);
   if (command == "linearize") return guarded("linearize", linearize_command, arguments);

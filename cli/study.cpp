@@ -3,8 +3,11 @@
 #include "commands.hpp"
 
 #include <liembs/error.hpp>
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/study/case_views.hpp>
 #include <liembs/study/execution.hpp>
+#include <liembs/study/ladder_extension.hpp>
 #include <liembs/study/message_passing.hpp>
 #include <liembs/study/results.hpp>
 #include <liembs/util/interrupt.hpp>
@@ -12,14 +15,19 @@
 
 #include <boost/program_options.hpp>
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 namespace po = boost::program_options;
@@ -27,12 +35,6 @@ namespace po = boost::program_options;
 namespace liembs::cli {
 
 namespace {
-
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 // scripts/study-report: installed in share/liembs next to bin/, else in the source tree.
 std::filesystem::path report_script() {
@@ -45,13 +47,74 @@ std::filesystem::path report_script() {
   return LIEMBS_STUDY_REPORT_SCRIPT;
 }
 
-// A Python that has matplotlib: $LIEMBS_PYTHON, python3 on the PATH, or the system's.
-std::string python_with_matplotlib() {
+// Runs `arguments` (the program found on the PATH) as a child process and returns its wait
+// status (-1 if it could not be started), its output discarded when `quiet`. It shares the
+// fate of this process: on SIGINT or SIGTERM (noted by the interrupt facility) the child is
+// sent SIGTERM (SIGKILL 5 s later if it is still there), waited for, and Interrupted is thrown
+// with `where`; so it is when the child ends of SIGINT or SIGTERM (Ctrl-C reaches both).
+// (std::system ignored SIGINT here while it waited.)
+int run_child(const std::vector<std::string>& arguments, bool quiet, const std::string& where) {
+  std::vector<char*> argv;
+  for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    // SIGINT ignored: Ctrl-C reaches the whole process group, and this process, not the
+    // child, decides (a Python child would print a traceback if it came while it starts).
+    ::signal(SIGINT, SIG_IGN);
+    ::signal(SIGTERM, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (quiet) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+    }
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      // Ctrl-C reaches the whole process group: the child may end of it before this process
+      // has noted its own copy. A child stopped by SIGINT or SIGTERM stops the study too.
+      const int child_signal = WIFSIGNALED(status)                                           ? WTERMSIG(status)
+                               : WIFEXITED(status) && (WEXITSTATUS(status) == 128 + SIGINT ||
+                                                       WEXITSTATUS(status) == 128 + SIGTERM) ? WEXITSTATUS(status) - 128
+                                                                                             : 0;
+      if (child_signal == SIGINT || child_signal == SIGTERM) {
+        for (int waited = 0; waited < 20 && !pending_interrupt(); ++waited)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        throw Interrupted(pending_interrupt() ? pending_interrupt() : child_signal, where);
+      }
+      if (const int signal = pending_interrupt()) throw Interrupted(signal, where);
+      return status;
+    }
+    if (done < 0 && errno != EINTR) return -1;
+    if (const int signal = pending_interrupt()) {
+      ::kill(pid, SIGTERM);
+      for (int waited = 0; ::waitpid(pid, &status, WNOHANG) == 0; ++waited) {
+        if (waited == 500) ::kill(pid, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      throw Interrupted(signal, where);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// A Python that has matplotlib: $LIEMBS_PYTHON, else the interpreter CMake found at build
+// time (/usr/bin/python3 on Debian), never whichever python3 comes first on the PATH.
+std::string python_with_matplotlib(const std::string& where) {
   std::vector<std::string> candidates;
   if (const char* chosen = std::getenv("LIEMBS_PYTHON"); chosen && *chosen) candidates.push_back(chosen);
-  candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
+  if (std::string(LIEMBS_PYTHON_EXECUTABLE).empty()) candidates.push_back("/usr/bin/python3");
+  else candidates.push_back(LIEMBS_PYTHON_EXECUTABLE);
   for (const auto& python : candidates)
-    if (std::system((shell_quote(python) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return python;
+    if (run_child({python, "-c", "import matplotlib"}, true, where) == 0) return python;
   return {};
 }
 
@@ -116,10 +179,9 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
   const bool algorithms = definition.kind == study::StudyKind::algorithms;
   // Timings run side by side disturb each other: an algorithm study times one case at a time
   // unless asked otherwise.
-  execution.jobs = values.count("jobs") ? values["jobs"].as<unsigned>()
+  execution.jobs = values.count("jobs") ? thread_count_option("study", values, "jobs")
                    : algorithms         ? 1u
                                         : std::max(1u, std::thread::hardware_concurrency());
-  if (execution.jobs == 0) throw po::error("--jobs must be at least 1");
   execution.force = values.count("force") > 0;
   if (values.count("plugin-path")) execution.plugin_paths = values["plugin-path"].as<std::vector<std::string>>();
   execution.world = world;
@@ -128,34 +190,76 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
   const std::filesystem::path output =
       values.count("output") ? std::filesystem::path(values["output"].as<std::string>())
                              : std::filesystem::path("liembs-output") / file.stem();
-  if (std::error_code ec; std::filesystem::exists(output, ec) && !std::filesystem::is_directory(output, ec))
-    throw Error(output.string() + ": exists and is not a folder; a study writes its outputs (and its cache) into a folder");
+  prepare_output_folder(output);  // a study writes its outputs (and its cache) into a folder
+  if (coordinator) study::check_outputs(output);  // before any case runs
 
   study::ExecutionSummary summary;
   auto records = study::execute_cases(definition, cases, output, execution, summary);
   if (!coordinator) return exit_ok;  // rank 0 writes the outputs
+  study::StudyResults results = study::analyse(definition, cases, records);
+  // Ladders that do not bracket a target gain rungs, round by round (docs/studies.md "Cost at
+  // matched accuracy"). Under MPI the other ranks have stopped: rank 0 runs these itself.
+  if (execution.world) {
+    execution.world = nullptr;
+    execution.jobs = std::max(1u, std::thread::hardware_concurrency());
+  }
+  for (long long round = 0; round < definition.measure.ladder_extensions; ++round) {
+    std::vector<study::Case> extension = study::extend_ladders(definition, results);
+    if (extension.empty()) break;
+    study::ExecutionSummary extension_summary;
+    auto extension_records = study::execute_cases(definition, extension, output, execution, extension_summary);
+    summary.ran += extension_summary.ran;
+    summary.cached += extension_summary.cached;
+    summary.failed += extension_summary.failed;
+    cases.insert(cases.end(), extension.begin(), extension.end());
+    records.insert(records.end(), extension_records.begin(), extension_records.end());
+    results = study::analyse(definition, cases, records);
+  }
   if (show_progress) std::fprintf(stderr, "\n");
-  const study::StudyResults results = study::analyse(std::move(definition), std::move(cases), std::move(records));
-  study::write_results_csv(results, output);
-  if (!algorithms) study::write_series_csv(results, output);
   std::size_t views = 0;
   if (values.count("views")) views = study::write_case_views(results, output);
-  study::write_study_json(results, output);
+  // The outputs go to temporaries, the report is made from the temporary study.json, and all
+  // are renamed into place together (commit_together): an interrupted or failed study leaves
+  // the outputs of the run before it, all of them, and never a new results.csv beside an old
+  // report.html; a study without a report removes the old one (docs/studies.md "Outputs").
+  AtomicFile results_csv(output / study::results_file), json(output / study::json_file);
+  std::optional<AtomicFile> series_csv;
+  study::write_results_csv(results, results_csv.stream());
+  if (!algorithms) study::write_series_csv(results, series_csv.emplace(output / study::series_file).stream());
+  study::write_study_json(results, output, json.stream());
+  json.stream().flush();
+  for (AtomicFile* written : {&results_csv, &json, series_csv ? &*series_csv : nullptr})
+    if (written) written->check();
 
   std::string report_note;
+  std::optional<AtomicFile> report;
   if (!values.count("no-report")) {
-    const auto script = report_script();
-    const std::string python = python_with_matplotlib();
+    const std::string where = "while writing the report (" + std::to_string(results.cases.size()) + " cases done)";
+    const std::string python = python_with_matplotlib(where);
     if (python.empty()) {
       report_note = "report.html not written: it needs python3 with matplotlib (Debian: apt install python3-matplotlib; "
                     "or name a Python that has it in LIEMBS_PYTHON)";
     } else {
-      const std::string command = shell_quote(python) + " " + shell_quote(script.string()) + " " +
-                                  shell_quote((output / "study.json").string()) + " " +
-                                  shell_quote((output / "report.html").string());
-      if (std::system(command.c_str()) != 0) throw Error("the report script failed: " + command);
+      report.emplace(output / study::report_file);
+      const std::vector<std::string> command{python, report_script().string(), json.temporary_path().string(),
+                                             report->temporary_path().string()};
+      const int status = run_child(command, false, where);
+      if (status != 0) {
+        std::string text;
+        for (const auto& word : command) text += (text.empty() ? "" : " ") + word;
+        throw Error("the report script failed (" +
+                    (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                     : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                           : std::string("not started")) +
+                    "): " + text);
+      }
     }
   }
+  throw_if_interrupted([&] { return std::string("before the outputs were written"); });
+  std::vector<std::filesystem::path> stale;
+  if (!report) stale.push_back(output / study::report_file);
+  if (!series_csv) stale.push_back(output / study::series_file);
+  commit_together({&results_csv, series_csv ? &*series_csv : nullptr, &json, report ? &*report : nullptr}, stale);
 
   if (!quiet) {
     const auto& d = results.definition;
@@ -174,8 +278,7 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
       else
         std::cout << "no order (no two or more rungs with errors above the reference's on a line)";
       for (const auto& matched : series.matched)
-        std::cout << "; at " << short_number(matched.target) << ": "
-                  << (matched.cpu_seconds ? short_number(*matched.cpu_seconds) + " s CPU" : "not reached");
+        std::cout << "; at " << short_number(matched.target) << ": " << study::describe(matched, d, series);
       std::cout << "\n";
     }
     if (algorithms) print_algorithm_costs(results);
@@ -196,7 +299,7 @@ int study_command(const std::vector<std::string>& arguments) {
   po::options_description options("Options");
   options.add_options()
       ("output,o", po::value<std::string>(), "output folder (default: liembs-output/<study file stem>)")
-      ("jobs,j", po::value<unsigned>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings)")
+      ("jobs,j", po::value<int>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings; at most the machine's hardware threads)")
       ("force", "run every case again, ignoring the results cached in the output folder")
       ("list", "print the cases and exit without running them")
       ("no-report", "do not write report.html")

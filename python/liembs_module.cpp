@@ -9,9 +9,12 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/plugin/registry.hpp>
+#include <liembs/sim/column_names.hpp>
 #include <liembs/sim/linearization.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 
 #include <pybind11/eigen.h>
@@ -20,13 +23,16 @@
 #include <pybind11/stl.h>
 
 #include <Eigen/Geometry>
+#include <boost/dll/runtime_symbol_info.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -41,17 +47,81 @@ namespace {
 
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+// While a long call runs without the GIL, SIGINT (Ctrl-C) only notes an interrupt
+// (liembs/util/interrupt.hpp): the loops see it at their next step, row or block, stop, and
+// throw Interrupted, raised in Python as KeyboardInterrupt. Python's own handler is put back
+// afterwards; a SIGINT that came too late to stop the call is passed on to it (raised again).
+// Calls on several threads share one installation (the first installs, the last restores).
+class SigintCatcher {
+ public:
+  SigintCatcher() {
+    const std::lock_guard lock(mutex());
+    if (depth()++ > 0) return;
+    struct sigaction action {};
+    action.sa_handler = [](int signal) { note_interrupt(signal); };
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, &saved());
+  }
+  ~SigintCatcher() {
+    const std::lock_guard lock(mutex());
+    if (--depth() > 0) return;
+    sigaction(SIGINT, &saved(), nullptr);
+    if (const int signal = pending_interrupt()) {
+      clear_pending_interrupt();
+      if (std::uncaught_exceptions() == 0) ::raise(signal);  // the call ended first: Python's turn
+    }
+  }
+  SigintCatcher(const SigintCatcher&) = delete;
+  SigintCatcher& operator=(const SigintCatcher&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex instance;
+    return instance;
+  }
+  static int& depth() {
+    static int instance = 0;
+    return instance;
+  }
+  static struct sigaction& saved() {
+    static struct sigaction instance {};
+    return instance;
+  }
+};
+
+// The GIL released for a long call that Ctrl-C stops (SigintCatcher).
+class Unlocked {
+  SigintCatcher catcher_;
+  py::gil_scoped_release released_;
+};
+
+// The plugin folder of this module's own build or install: the build tree's when the module
+// file lies in its build tree, else the install tree's, found relative to the module file
+// (the install prefix given to `cmake --install` need not be the configured one).
+SearchPathEntry module_plugin_folder() {
+  namespace fs = std::filesystem;
+  boost::system::error_code ec;
+  const fs::path module_folder = fs::path(boost::dll::this_line_location(ec).string()).parent_path();
+  const fs::path build_plugins = LIEMBS_MODULE_PLUGIN_DIR;
+  std::error_code same_error;
+  if (ec || fs::equivalent(module_folder, build_plugins.parent_path().parent_path().parent_path() / "python", same_error))
+    return {build_plugins, "the build of this module", false, SearchTier::program};
+  return {(module_folder / LIEMBS_MODULE_INSTALLED_PLUGIN_DIR).lexically_normal(), "the install of this module",
+          false, SearchTier::program};
+}
+
 // Plugins: plugin_path entries first, then LIEMBS_PLUGIN_PATH, the plugin folder of the
-// build this module belongs to, and the install prefix.
+// build or install this module belongs to, and the install prefix (search_order_text()).
 std::unique_ptr<Registry> make_registry(const std::vector<std::string>& plugin_path) {
   auto registry = std::make_unique<Registry>();
   std::vector<SearchPathEntry> path;
   for (const auto& entry : plugin_path) path.push_back({entry, "plugin_path", true});
   const auto environment = Registry::environment_search_path();
   path.insert(path.end(), environment.begin(), environment.end());
-  path.push_back({LIEMBS_MODULE_PLUGIN_DIR, "the build of this module", false});
-  const auto defaults = Registry::default_search_path();  // the environment's, the program's folder, the prefix
-  path.insert(path.end(), defaults.begin() + static_cast<std::ptrdiff_t>(environment.size()), defaults.end());
+  path.push_back(module_plugin_folder());
+  for (const auto& entry : Registry::default_search_path())  // the configured install prefix
+    if (entry.tier == SearchTier::install) path.push_back(entry);
   registry->append_search_path(std::move(path));
   return registry;
 }
@@ -78,7 +148,10 @@ struct LoadedRun {
   Run run;
 };
 
+// Each call judges its outputs by the files it read itself (liembs/io/file_guard.hpp): the
+// calls that load open an InputScope, and the calls that write hold theirs until they have written.
 std::shared_ptr<LoadedRun> load(const Source& source, const std::vector<std::string>& more, RunPurpose purpose) {
+  const InputScope inputs;
   auto loaded = std::make_shared<LoadedRun>();
   loaded->registry = make_registry(source.plugin_path);
   loaded->run = load_run(source.document(more), *loaded->registry, purpose);
@@ -89,14 +162,14 @@ std::shared_ptr<LoadedRun> load(const Source& source, const std::vector<std::str
 class Evaluator {
  public:
   Evaluator(std::shared_ptr<LoadedRun> loaded, unsigned threads)
-      : loaded_(std::move(loaded)), batch_(loaded_->run, threads), requested_threads_(threads) {}
+      : loaded_(std::move(loaded)), batch_(loaded_->run, capped_threads(threads)), requested_threads_(threads) {}
 
   const std::vector<std::string>& inputs() const { return batch_.input_columns(); }
   const std::vector<std::string>& outputs() const { return batch_.output_columns(); }
   unsigned threads() const { return batch_.threads(); }
   void set_threads(unsigned threads) {
     requested_threads_ = threads;
-    batch_.set_threads(threads);
+    batch_.set_threads(capped_threads(threads));  // at most the machine's hardware threads
   }
   // As set_threads, skipped when unchanged (0 reads the CPU affinity, a system call).
   void request_threads(unsigned threads) {
@@ -114,7 +187,7 @@ class Evaluator {
     if (rows < min_rows_per_thread) {  // one thread, about a microsecond a state: keep the GIL
       batch_.evaluate({in, rows * width}, {out, rows * out_width});
     } else {
-      py::gil_scoped_release unlocked;
+      const Unlocked unlocked;
       batch_.evaluate({in, rows * width}, {out, rows * out_width});
     }
     return result;
@@ -136,12 +209,12 @@ class Evaluator {
     std::vector<double> gathered(batch_.threads() * stride + line);
     double* const first = gathered.data() + (line - reinterpret_cast<std::uintptr_t>(gathered.data()) / sizeof(double) % line) % line;
     {
-      py::gil_scoped_release unlocked;
+      const Unlocked unlocked;
       batch_.for_each_row(rows, [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
         double* const own = first + worker * stride;
         double* in = own;
         for (std::size_t p = 0; p < pieces.size(); ++p) in = std::copy_n(pieces[p] + row * widths[p], widths[p], in);
-        evaluator.evaluate(own, out + row * out_width);
+        evaluate_row(evaluator, own, out + row * out_width);
       });
     }
     return result;
@@ -251,7 +324,7 @@ class ModelHandle {
   py::object call_named(std::size_t index, std::initializer_list<py::handle> arguments,
                         const std::optional<std::string>& representation, unsigned threads);
 
-  // The moving joints in the order of force_by_reference's column blocks.
+  // The moving joints in the order of dtau_dB's column blocks.
   std::vector<std::string> moving_joint_names() const {
     std::vector<std::string> names;
     for (const int node : joint_first_nodes(*tree_)) names.push_back(model_->joints[tree_->dof_joint[static_cast<std::size_t>(node)]].name);
@@ -289,14 +362,17 @@ class ModelHandle {
     };
     if (algorithm == "crba" || algorithm == "coriolis") return matrix(0, nv);
     if (algorithm == "regressor") return matrix(0, static_cast<py::ssize_t>(model_->bodies.size()) * kInertialParameters);
-    const auto derivatives = [&](const char* const (&names)[4]) {  // a vector, then three matrices
+    const auto derivatives = [&](const std::string_view (&keys)[4]) {  // a vector, then three matrices
       py::dict out;
-      out[names[0]] = vector(0);
-      for (int k = 1; k < 4; ++k) out[names[k]] = matrix(nv + (k - 1) * nv * nv, nv);
+      out[py::str(std::string(keys[0]))] = vector(0);
+      for (int k = 1; k < 4; ++k) out[py::str(std::string(keys[k]))] = matrix(nv + (k - 1) * nv * nv, nv);
       return out;
     };
-    static const char* const inverse[4] = {"force", "force_by_q", "force_by_u", "mass"};
-    static const char* const forward[4] = {"acceleration", "acceleration_by_q", "acceleration_by_u", "acceleration_by_force"};
+    namespace names = column_names;  // the `liembs eval` column prefixes
+    static const std::string_view inverse[4] = {names::force_key, names::force_by_position, names::force_by_velocity,
+                                                names::mass_matrix};
+    static const std::string_view forward[4] = {names::acceleration_key, names::acceleration_by_position,
+                                                names::acceleration_by_velocity, names::acceleration_by_force};
     if (algorithm == "rnea-derivatives") return derivatives(inverse);
     if (algorithm == "aba-derivatives") return derivatives(forward);
     if (algorithm == "centroidal") {  // mass, p_G, h_G, then J_G and A_G row-major (centroidal_algorithms.hpp)
@@ -321,9 +397,9 @@ class ModelHandle {
     if (algorithm == "rnea-geometric-derivatives") {  // tau, then dtau/dB and dtau/dX row-major
       const auto references = static_cast<py::ssize_t>(6 * joint_first_nodes(*tree_).size()), screws = static_cast<py::ssize_t>(6 * tree_->dof());
       py::dict out;
-      out["force"] = vector(0);
-      out["force_by_reference"] = matrix(nv, references);
-      out["force_by_screw"] = matrix(nv + nv * references, screws);
+      out[py::str(std::string(names::force_key))] = vector(0);
+      out[py::str(std::string(names::force_by_reference))] = matrix(nv, references);
+      out[py::str(std::string(names::force_by_screw))] = matrix(nv + nv * references, screws);
       return out;
     }
     return flat;
@@ -407,83 +483,39 @@ py::dict choices(const Run& run) {
   return result;
 }
 
-// A simulation's trajectory (the columns of trajectory.csv, as arrays) and summary.
+// The trajectory rows of a run (RunSample::row), appended as they come.
+class TrajectoryRows final : public RunRecorder {
+ public:
+  void begin(const std::vector<std::string>& columns) override { width = columns.size(); }
+  void record(const RunSample& sample) override { values.insert(values.end(), sample.row.begin(), sample.row.end()); }
+  std::size_t width = 0;
+  std::vector<double> values;  // row-major
+};
+
+// A simulation's trajectory (the columns of trajectory.csv: same names, same rows, same
+// numbers) and summary (summary.json's object, converted by Python's json module).
 py::tuple simulate(const Source& source, const std::vector<std::string>& set, const std::optional<std::string>& output) {
+  const InputScope inputs;
   auto loaded = load(source, set, RunPurpose::simulate);
   Run& run = loaded->run;
-  std::vector<std::string> names{"time"};
-  for (const auto& body : run.model->bodies)
-    for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
-      names.push_back(body.name + "." + column);
-  for (const char* column : {"kinetic_energy", "potential_energy", "total_energy", "angular_momentum_x", "angular_momentum_y",
-                             "angular_momentum_z", "linear_momentum_x", "linear_momentum_y", "linear_momentum_z",
-                             "orthogonality_error"})
-    names.emplace_back(column);
-  std::vector<std::vector<double>> columns(names.size());
-  std::vector<std::vector<double>> violations;
-  long long sample = 0;
-  const long long every = run.settings.output_every;
+  TrajectoryRows rows;
   RunOutput run_output;
   if (output) run_output.directory = std::filesystem::path(*output);
-  run_output.observer = [&](const RunSample& s) {
-    if (sample++ % every != 0) return;
-    std::size_t c = 0;
-    columns[c++].push_back(s.time);
-    for (std::size_t i = 0; i < s.poses.size(); ++i) {
-      Eigen::Quaterniond q(s.poses[i].R);
-      if (q.w() < 0) q.coeffs() *= -1.0;
-      const Vec3 velocity = s.poses[i].R * s.twists[i].tail<3>();
-      for (const double v : {s.poses[i].r.x(), s.poses[i].r.y(), s.poses[i].r.z(), q.w(), q.x(), q.y(), q.z(),
-                             s.twists[i](0), s.twists[i](1), s.twists[i](2), velocity.x(), velocity.y(), velocity.z()})
-        columns[c++].push_back(v);
-    }
-    const Invariants& inv = s.invariants;
-    for (const double v : {inv.kinetic_energy, inv.potential_energy, inv.total_energy(), inv.angular_momentum.x(),
-                           inv.angular_momentum.y(), inv.angular_momentum.z(), inv.linear_momentum.x(), inv.linear_momentum.y(),
-                           inv.linear_momentum.z(), inv.orthogonality_error})
-      columns[c++].push_back(v);
-    violations.resize(s.violations.size());
-    for (std::size_t k = 0; k < s.violations.size(); ++k) violations[k].push_back(s.violations[k]);
-  };
+  run_output.recorders.push_back(&rows);
   RunSummary summary;
   {
-    py::gil_scoped_release unlocked;
+    const Unlocked unlocked;
     summary = execute_run(run, run_output);
   }
   py::dict trajectory;
-  const auto to_array = [](const std::vector<double>& values) {
-    py::array_t<double> array(static_cast<py::ssize_t>(values.size()));
-    std::copy(values.begin(), values.end(), array.mutable_data());
-    return array;
-  };
-  for (std::size_t c = 0; c < names.size(); ++c) trajectory[py::str(names[c])] = to_array(columns[c]);
-  // Constrained runs: ||g|| per constraint, then ||J V - nu|| per constraint (as trajectory.csv).
-  const auto& blocks = summary.constraint_names;
-  const std::size_t count = violations.size() / 2;
-  for (std::size_t k = 0; k < count && k < blocks.size(); ++k) {
-    trajectory[py::str("violation." + blocks[k])] = to_array(violations[k]);
-    trajectory[py::str("velocity_violation." + blocks[k])] = to_array(violations[count + k]);
+  const std::size_t width = rows.width, count = width ? rows.values.size() / width : 0;
+  for (std::size_t c = 0; c < summary.columns.size(); ++c) {
+    py::array_t<double> column(static_cast<py::ssize_t>(count));
+    double* out = column.mutable_data();
+    for (std::size_t r = 0; r < count; ++r) out[r] = rows.values[r * width + c];
+    trajectory[py::str(summary.columns[c])] = std::move(column);
   }
-  py::dict result = choices(run);
-  result["steps"] = summary.steps;
-  result["wall_seconds"] = summary.wall_seconds;
-  result["simulated_seconds"] = summary.simulated_seconds;
-  result["energy_initial"] = summary.energy_initial;
-  result["energy_final"] = summary.energy_final;
-  result["energy_drift_max"] = summary.energy_drift_max;
-  result["angular_momentum_drift_max"] = summary.angular_momentum_drift_max;
-  result["orthogonality_error_max"] = summary.orthogonality_error_max;
-  py::dict violation_max, velocity_violation_max;
-  for (std::size_t k = 0; k < blocks.size(); ++k) {
-    violation_max[py::str(blocks[k])] = summary.constraint_violation_max[k];
-    velocity_violation_max[py::str(blocks[k])] = summary.velocity_violation_max[k];
-  }
-  result["constraint_violation_max"] = violation_max;
-  result["velocity_violation_max"] = velocity_violation_max;
-  result["driver_swaps"] = summary.driver_swaps;
-  py::dict statistics;  // as summary.json's integrator_statistics (steps, Newton iterations, ...)
-  for (const auto& [name, value] : run.integrator->statistics()) statistics[py::str(name)] = value;
-  result["integrator_statistics"] = statistics;
+  py::object result = py::module_::import("json").attr("loads")(summary_json(run, summary));
   return py::make_tuple(trajectory, result);
 }
 
@@ -504,11 +536,12 @@ py::dict validate(const Source& source, const std::vector<std::string>& set) {
 // entries of linearization.json; with `output`, those files are written too.
 py::dict linearize(const Source& source, const std::vector<std::string>& set, std::optional<double> at,
                    const std::optional<std::string>& output) {
+  const InputScope inputs;
   auto loaded = load(source, set, RunPurpose::simulate);
   Run& run = loaded->run;
   Linearization linearization;
   {
-    py::gil_scoped_release unlocked;
+    const Unlocked unlocked;
     linearization = linearize_run(run, at);
     if (output) write_linearization(run, linearization, std::filesystem::path(*output));
   }
@@ -554,17 +587,17 @@ const NamedAlgorithm named_algorithms[] = {
     {"coriolis", "coriolis", 2, nullptr, false, "Coriolis matrix C (M' - 2C skew), shape (nv, nv) or (rows, nv, nv)."},
     {"gravity", "gravity", 1, nullptr, true, "Gravity and load forces, shape (nv,) or (rows, nv)."},
     {"rnea_derivatives", "rnea-derivatives", 3, "qdd", false,
-     "Inverse dynamics and its derivatives: dict force, force_by_q, force_by_u, mass."},
+     "Inverse dynamics and its derivatives: dict tau, dtau_dq, dtau_du, M (the `liembs eval` column prefixes)."},
     {"aba_derivatives", "aba-derivatives", 3, "tau", false,
-     "Forward dynamics and its derivatives: dict acceleration, acceleration_by_q, acceleration_by_u, acceleration_by_force."},
+     "Forward dynamics and its derivatives: dict qdd, dqdd_dq, dqdd_du, dqdd_dtau (the `liembs eval` column prefixes)."},
     {"regressor", "regressor", 3, "qdd", false, "Inverse-dynamics regressor Y, shape (nv, 10 bodies), tau = Y pi."},
     {"centroidal", "centroidal", 2, nullptr, false,
      "Centre of mass, its Jacobian and the centroidal momentum matrix: dict mass, center_of_mass (3,), momentum "
      "(h_G = A_G u: angular about the centre of mass, then linear; (6,)), center_of_mass_jacobian (3, nv), "
      "momentum_matrix (A_G, (6, nv))."},
     {"rnea_geometric_derivatives", "rnea-geometric-derivatives", 3, "qdd", false,
-     "Inverse dynamics and its derivatives by the joints' geometry: dict force, force_by_reference (nv, 6 per moving "
-     "joint, see moving_joint_names), force_by_screw (nv, 6 per degree of freedom)."},
+     "Inverse dynamics and its derivatives by the joints' geometry: dict tau, dtau_dB (nv, 6 per moving "
+     "joint, see moving_joint_names), dtau_dX (nv, 6 per degree of freedom)."},
 };
 
 // The data of a 1-D, C-contiguous, aligned, native float64 array of `length` entries, else
@@ -636,6 +669,8 @@ PYBIND11_MODULE(liembs, module) {
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);
+    } catch (const Interrupted&) {  // SIGINT during a long call (SigintCatcher)
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
     } catch (const ConfigError& e) {
       config_error(e.what());
     } catch (const PluginError& e) {
@@ -700,7 +735,7 @@ PYBIND11_MODULE(liembs, module) {
       .def_property_readonly("floating_base", [](const ModelHandle& m) { return m.tree().floating_base; })
       .def_property_readonly("coordinate_names", [](const ModelHandle& m) { return m.tree().dof_names; })
       .def_property_readonly("moving_joint_names", &ModelHandle::moving_joint_names,
-                             "The moving joints, in the order of rnea_geometric_derivatives' force_by_reference blocks.")
+                             "The moving joints, in the order of rnea_geometric_derivatives' dtau_dB blocks.")
       .def_property_readonly("body_names",
                              [](const ModelHandle& m) {
                                std::vector<std::string> names;

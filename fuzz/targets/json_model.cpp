@@ -1,6 +1,6 @@
 // Fuzz target 'json-model': a model file in the JSON schema of paper 004's authors (bodies
-// with r, A or p, velocities; DP1/DP2/D/CD constraints with driving functions f(t) parsed
-// by GiNaC) through `[model] json = ...`, every body given a mass, on SO3xR3, SE3 or
+// with r, A or p, velocities; DP1/DP2/D/CD constraints with driving functions f(t) read
+// by TimeFunction) through `[model] json = ...`, every body given a mass, on SO3xR3, SE3 or
 // euler-parameters with newton-euler and ida (a consistent initial state is computed at load).
 #include "../fuzz_support.hpp"
 

@@ -120,7 +120,7 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   Eigen::Index constraint_count() const override { return rows_; }
   const std::vector<ConstraintBlock>& blocks() const override { return blocks_; }
   std::vector<std::string> redundant_constraints() const override { return joints_.dropped_rows(); }
-  int switch_drivers(const State& state) override { return joints_.switch_drivers(state.time); }
+  int switch_drivers(double time) override { return joints_.switch_drivers(time); }
 
   GivenRates given_rates(const State& state) override {
     GivenRates given = given_joint_rates(*model_, state.poses);  // on body twists

@@ -738,7 +738,8 @@ class TreeEvaluator final : public BatchEvaluator {
     if (floating) {
       state_.base.r = Vec3(in[0], in[1], in[2]);
       Eigen::Quaterniond q(in[3], in[4], in[5], in[6]);
-      if (q.norm() < 1e-12) throw Error("base quaternion is zero");
+      if (q.norm() < 1e-12)
+        throw ConfigError("columns " + inputs_[3] + " .. " + inputs_[6] + ": the base quaternion is zero (it gives no rotation)");
       state_.base.R = q.normalized().toRotationMatrix();
       k = 7;
     }

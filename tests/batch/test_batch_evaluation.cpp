@@ -139,10 +139,10 @@ TEST_CASE("a bad row is named: the lowest bad row, with its error's class, whate
   for (unsigned threads : {1u, 2u, 3u, 7u}) {
     INFO(threads << " threads");
     batch.set_threads(threads);
-    CHECK_THROWS_WITH(batch.evaluate(inputs, outputs), "row 1717: base quaternion is zero");
+    CHECK_THROWS_WITH(batch.evaluate(inputs, outputs), "row 1717: columns base.qw .. base.qz: the base quaternion is zero (it gives no rotation)");
     BatchMessages messages;
     messages.row_prefix = [](std::size_t row) { return "states.csv:" + std::to_string(row + 2) + ": "; };
-    CHECK_THROWS_WITH(batch.evaluate(inputs, outputs, messages), "states.csv:1719: base quaternion is zero");
+    CHECK_THROWS_WITH(batch.evaluate(inputs, outputs, messages), "states.csv:1719: columns base.qw .. base.qz: the base quaternion is zero (it gives no rotation)");
   }
 
   // The row's error keeps its class (the CLI's exit status, the Python exception type).

@@ -21,9 +21,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -224,5 +226,111 @@ TEST_CASE("study: SIGINT to the process group (Ctrl-C) interrupts it, the runnin
     CHECK(err.find("crash") == std::string::npos);
     CHECK(names_in(out) == std::vector<std::string>{"cases"});
     CHECK(names_in(out / "cases").size() == 2);
+  }
+}
+
+namespace {
+
+// A stand-in for the report's Python (LIEMBS_PYTHON): "has matplotlib", and as the report
+// script writes `text` to the report path it is given, or, when `text` is empty, notes its
+// pid in `marker` and sleeps (a report that takes long), so a signal lands in the report phase.
+fs::path fake_python(const fs::path& dir, const std::string& text, const fs::path& marker) {
+  const fs::path script = dir / ("python-" + std::to_string(text.size()));
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << "if [ \"$1\" = -c ]; then exit 0; fi\n"
+                        << (text.empty() ? "echo $$ > '" + marker.string() + "'\nexec sleep 600\n"
+                                         : "printf '" + text + "' > \"$3\"\n");
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+const std::string small_study = "[[models]]\nname = \"body\"\nfile = '" + free_body +
+                                "'\n[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.01, 0.005]\n";
+
+}  // namespace
+
+TEST_CASE("study: a signal in the report phase stops the report too, and the earlier outputs stay, all of them",
+          "[cli][signals][study]") {
+  const auto [signal, expected_status, group] =
+      GENERATE(std::tuple{SIGINT, 130, true}, std::tuple{SIGTERM, 143, false}, std::tuple{SIGINT, 130, false});
+  INFO(liembs::signal_name(signal) << (group ? " to the process group" : " to the study"));
+  const fs::path dir = scratch("study-report"), out = dir / "out", file = dir / "study.toml";
+  std::ofstream(file) << small_study;
+  const fs::path marker = dir / "report.pid";
+  const auto run = [&](const fs::path& python, const std::vector<std::string>& extra, bool own_group) {
+    std::vector<std::string> arguments{LIEMBS_CLI, "study", file.string(), "--output", out.string(), "--quiet"};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return std::make_unique<cli_test::SignalledProcess>(arguments, dir / "err",
+                                                        std::vector<std::string>{"LIEMBS_PYTHON=" + python.string()},
+                                                        own_group);
+  };
+  REQUIRE(run(fake_python(dir, "old report", marker), {}, false)->finish() == 0);
+  REQUIRE(read_file(out / "report.html") == "old report");
+  const std::string results = read_file(out / "results.csv"), json = read_file(out / "study.json");
+  // Changed cases, so that new outputs would differ; the report never finishes.
+  std::ofstream(file) << small_study << "[[models]]\nname = \"other\"\nfile = '" << free_body << "'\n";
+  const auto child = run(fake_python(dir, "", marker), {}, group);
+  child->wait_for([&] { return fs::exists(marker) && !read_file(marker).empty(); });
+  const pid_t report = static_cast<pid_t>(std::stol(read_file(marker)));
+  ::kill(group ? -child->pid : child->pid, signal);
+  CHECK(child->finish() == expected_status);
+  const std::string err = read_file(child->err);
+  CHECK_THAT(err, Contains("liembs study: interrupted by " + liembs::signal_name(signal) + " while writing the report"));
+  CHECK(err.find("Traceback") == std::string::npos);
+  CHECK(::kill(report, 0) != 0);  // the report's process has ended (and was waited for)
+  // Nothing new, nothing half-written: the three earlier outputs, byte for byte.
+  CHECK(read_file(out / "report.html") == "old report");
+  CHECK(read_file(out / "results.csv") == results);
+  CHECK(read_file(out / "study.json") == json);
+  CHECK_FALSE(has_temporary(out));
+}
+
+TEST_CASE("study: the outputs are replaced together, and without a report the old one is removed", "[cli][study]") {
+  const fs::path dir = scratch("study-together"), out = dir / "out", file = dir / "study.toml";
+  std::ofstream(file) << small_study;
+  const auto run = [&](const std::string& report, const std::vector<std::string>& extra) {
+    std::vector<std::string> arguments{LIEMBS_CLI, "study", file.string(), "--output", out.string(), "--quiet"};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    cli_test::SignalledProcess child(arguments, dir / "err",
+                                     {"LIEMBS_PYTHON=" + fake_python(dir, report, dir / "unused").string()});
+    return child.finish();
+  };
+  REQUIRE(run("first report", {}) == 0);
+  CHECK(read_file(out / "report.html") == "first report");
+  CHECK(names_in(out) == std::vector<std::string>{"cases", "report.html", "results.csv", "series.csv", "study.json"});
+  REQUIRE(run("", {"--no-report"}) == 0);  // (the stand-in is not started with --no-report)
+  CHECK(names_in(out) == std::vector<std::string>{"cases", "results.csv", "series.csv", "study.json"});
+}
+
+TEST_CASE("study-report started as the study starts it ends quietly on SIGTERM at any moment, leaving a whole report or none",
+          "[cli][signals][study]") {
+  // The real script, when this machine's Python has matplotlib, started as `liembs study`
+  // starts it: SIGINT ignored (Ctrl-C is the study's to handle), stopped with SIGTERM.
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+    WARN("skipped: /usr/bin/python3 has no matplotlib");
+    return;
+  }
+  const fs::path dir = scratch("study-report-script"), out = dir / "out", file = dir / "study.toml";
+  std::ofstream(file) << small_study;
+  REQUIRE(cli_test::run_liembs("study '" + file.string() + "' --output '" + out.string() + "' --no-report --quiet",
+                               scratch("study-report-script-io"))
+              .status == 0);
+  for (const int delay_ms : {50, 300, 800, 1500, 3000}) {
+    INFO("SIGINT after " << delay_ms << " ms");
+    fs::remove(out / "report.html");
+    cli_test::SignalledProcess script({"/bin/sh", "-c",
+                                       "trap '' INT; exec /usr/bin/python3 '" LIEMBS_SOURCE_DIR "/scripts/study-report' '" +
+                                           (out / "study.json").string() + "' '" + (out / "report.html").string() + "'"},
+                                      dir / "err");
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(script.pid, SIGINT);  // ignored
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ::kill(script.pid, SIGTERM);
+    const int status = script.finish();
+    CHECK((status == 143 || status == 0 || status == -SIGTERM));  // -SIGTERM: before Python took the signal
+    CHECK(read_file(script.err).find("Traceback") == std::string::npos);
+    CHECK_FALSE(has_temporary(out));
+    if (status == 0) CHECK(read_file(out / "report.html").find("</html>") != std::string::npos);
+    else CHECK_FALSE(fs::exists(out / "report.html"));
   }
 }

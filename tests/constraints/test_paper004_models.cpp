@@ -10,6 +10,7 @@
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/util/warning.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -267,4 +268,243 @@ TEST_CASE("the TOML and JSON readers of geometric constraints name the file, key
     CHECK_THAT(error_of(toml + "[model.drivers.nothing]\nf = \"t\"\n", R"({"bodies": [{"name": "ground", "id": 0}, )" + body + "]}"),
                Contains("unknown constraint 'nothing'"));
   }
+}
+
+namespace {
+
+// A folder of scratch run files next to copies of the paper-004 JSON models.
+std::filesystem::path scratch(const std::string& name) {
+  const auto folder = std::filesystem::temp_directory_path() / ("liembs-test-paper004-" + name);
+  std::filesystem::create_directories(folder);
+  for (const char* json : {"four-link.json", "single-pendulum.json"})
+    std::filesystem::copy_file(std::string(LIEMBS_SOURCE_DIR) + "/configs/paper-004/" + json, folder / json,
+                               std::filesystem::copy_options::overwrite_existing);
+  return folder;
+}
+
+std::string simulation_error(testing::LoadedRun& loaded) {
+  try {
+    run_config(loaded);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+// Issue 33 item 4: the authors' files carry placeholder drivers; projecting such a state onto
+// the constraints without a word gave a pendulum that jumped 45 degrees and stayed still.
+TEST_CASE("an initial state the projection moves is an error naming the bodies, unless the file allows it",
+          "[paper-004][gcon][errors]") {
+  const auto folder = scratch("projection");
+  // The single pendulum with its driver replaced by f = 0: the rod must turn to the driver.
+  const std::string body = "[[model.bodies]]\nname = \"pendulum\"\nmass = 78.0\ninertia_diagonal = [0.0325, 104.01625, 104.01625]\n";
+  const std::string run = "[group]\nname = \"SO3xR3\"\n[algorithm]\nname = \"newton-euler\"\n[integrator]\nname = \"bdf\"\n"
+                          "[simulation]\nend_time = 0.01\nstep_size = 1e-3\n";
+  auto write = [&](const std::string& model_keys) {
+    std::ofstream(folder / "run.toml") << "[model]\njson = \"single-pendulum.json\"\ngravity = [0.0, 0.0, -9.81]\n" << model_keys
+                                       << "\n" << body << run;
+    return (folder / "run.toml").string();
+  };
+  SECTION("the file's own state is consistent: no error") {
+    auto loaded = testing::load_test_run(write(""));
+    CHECK_NOTHROW(run_config(loaded));
+  }
+  SECTION("a placeholder driver moves the pendulum: an error with the body and how far") {
+    auto loaded = testing::load_test_run(write("[model.drivers.driver]\nf = \"0\""));
+    const std::string message = simulation_error(loaded);
+    CHECK_THAT(message, Contains("run.toml") && Contains("does not satisfy the constraints") && Contains("'pendulum'") &&
+                            Contains("rad in orientation") && Contains("allow_initial_projection = true"));
+  }
+  SECTION("allowed, the run starts from the projected state") {
+    auto loaded = testing::load_test_run(write("allow_initial_projection = true\n[model.drivers.driver]\nf = \"0\""));
+    CHECK_NOTHROW(run_config(loaded));
+  }
+}
+
+// Issue 33 item 6: the authors' codes test the swap rule at the time a step solves for.
+TEST_CASE("driver swap time: step-end swaps one step before step-start, on the same motion",
+          "[paper-004][gcon]") {
+  // The four link's driver f = cos(pi t + pi/2) reaches | |f| - 1 | < 0.1 at t = 0.35644 s: the
+  // step to t = 0.357 s swaps with step-end (f at 0.357) and not with step-start (f at 0.356).
+  auto run_until = [](const std::string& time, const char* end_time) {
+    auto loaded = testing::load_test_run(config("four-link.toml"),
+                                         {"integrator.name=bdf", std::string("simulation.end_time=") + end_time,
+                                          "model.driver_swap_time=" + time, "model.allow_initial_projection=true"});
+    const RunSummary summary = run_config(loaded);
+    return std::pair{summary, end_state(loaded, summary.final_state, 1)};
+  };
+  CHECK(run_until("step-end", "0.357").first.driver_swaps == 1);
+  CHECK(run_until("step-start", "0.357").first.driver_swaps == 0);
+  CHECK(run_until("step-start", "0.358").first.driver_swaps == 1);
+  const auto [end_summary, end] = run_until("step-end", "1.0");
+  const auto [start_summary, start] = run_until("step-start", "1.0");
+  CHECK(end_summary.driver_swaps == start_summary.driver_swaps);
+  CHECK((end.position - start.position).norm() < 1e-8);  // both drivers hold on the same motion
+}
+
+// Issue 33 item 6: rε's chart threshold decides the discrete trajectory; 0.3 keeps every body
+// in the chart it starts in, as the authors' code (which flips a frame only within 0.1 of
+// theta = 0 or pi) does over the paper's 3 s; the default 0.5 starts link 2 in another chart.
+TEST_CASE("rε chart threshold: 0.3 keeps the authors' charts on the four link, the default does not",
+          "[paper-004][gcon][euler-angles]") {
+  auto loaded = [](const char* threshold, const char* end_time) {
+    return testing::load_test_run(config("four-link.toml"),
+                                  {"group.name=euler-angles", std::string("group.switch_threshold=") + threshold,
+                                   "integrator.name=bdf", std::string("simulation.end_time=") + end_time,
+                                   "model.allow_initial_projection=true"});
+  };
+  // Euler angles keep per body (phi, theta, psi, k), k the chart offset (configuration-spaces.md).
+  auto offsets = [](const State& state) {
+    std::vector<int> k;
+    for (Eigen::Index i = 3; i < state.chart.size(); i += 4) k.push_back(static_cast<int>(state.chart(i)));
+    return k;
+  };
+  auto paper = loaded("0.3", "3.0");
+  CHECK(offsets(paper.run.dynamics->initial_state()) == std::vector<int>{0, 0, 0});
+  const RunSummary summary = run_config(paper);
+  CHECK(summary.chart_switches == 0);
+  CHECK(offsets(summary.final_state) == std::vector<int>{0, 0, 0});
+  auto default_threshold = loaded("0.5", "0.01");
+  CHECK(offsets(default_threshold.run.dynamics->initial_state()) != std::vector<int>{0, 0, 0});
+}
+
+// Issue 33 item 8: at a driver singularity without an alternate the error named an unrelated
+// constraint and said "reduce step size"; it names the driver, the time and the remedy.
+TEST_CASE("a driver reaching a singular point without an alternate is named, with the time and the remedy",
+          "[paper-004][gcon][errors]") {
+  const auto folder = scratch("singular-driver");
+  std::ofstream(folder / "run.toml") << R"([model]
+json = "four-link.json"
+gravity = [0.0, 0.0, -9.81]
+allow_initial_projection = true
+[[model.bodies]]
+name = "rotor"
+mass = 2.0
+inertia_diagonal = [4.0, 2.0, 2.5]
+[[model.bodies]]
+name = "link2"
+mass = 1.0
+inertia_diagonal = [12.4, 0.01, 12.4]
+[[model.bodies]]
+name = "link3"
+mass = 1.0
+inertia_diagonal = [4.54, 0.01, 4.54]
+[group]
+name = "SO3xR3"
+[algorithm]
+name = "newton-euler"
+[integrator]
+name = "bdf"
+[simulation]
+end_time = 0.6
+step_size = 1e-3
+)";
+  auto loaded = testing::load_test_run((folder / "run.toml").string());
+  const std::string message = simulation_error(loaded);
+  CHECK_THAT(message, Contains("the driver 'driver'") && Contains("singular point at t = 0.49") && Contains("alternate driver") &&
+                          Contains("[model.drivers.driver.alternate]"));
+}
+
+// Issue 33 item 7: C1's double_pendulum.mdl gives "omega_dot"; a known key without meaning
+// for a run loads with a warning naming it, an unknown key stays an error.
+TEST_CASE("the authors' JSON: a known but unused key is a warning naming it, an unknown key an error",
+          "[paper-004][json][errors]") {
+  const auto folder = scratch("json-keys");
+  auto load = [&](const std::string& extra) {
+    std::ofstream(folder / "model.json")
+        << R"({"bodies": [{"name": "ground", "id": 0}, {"name": "rod", "id": 1, "r": [0, 0, 0], "A": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], )"
+        << extra << R"(}], "constraints": []})";
+    std::ofstream(folder / "model.toml") << "[model]\njson = \"model.json\"\n[[model.bodies]]\nname = \"rod\"\nmass = 1\n"
+                                            "inertia_diagonal = [1, 2, 2]\n";
+    auto document = ConfigDocument::load(folder / "model.toml");
+    return load_model(document->root().table("model"));
+  };
+  {
+    CapturedWarnings warnings;
+    CHECK_NOTHROW(load(R"("omega": [0, 0, 0], "omega_dot": [0.0, 0.0, 0.0])"));
+    REQUIRE(warnings.messages().size() == 1);
+    CHECK_THAT(warnings.messages()[0], Contains("model.json") && Contains("body 'rod'") && Contains("'omega_dot' ignored"));
+  }
+  {
+    CapturedWarnings warnings;
+    load(R"("omega": [0, 0, 0])");
+    CHECK(warnings.messages().empty());
+  }
+  CHECK_THROWS_WITH(load(R"("omega": [0, 0, 0], "omega_dto": [0, 0, 0])"),
+                    Contains("body 'rod'") && Contains("unknown key 'omega_dto'"));
+}
+
+// Issue 33 item 5: the authors' four link has singular, rod-like inertias (Haug p. 459:
+// J = diag(4, 2, 0), diag(12.4, 0.01, 0), diag(4.54, 0.01, 0)); the constraints hold every
+// body about its zero axis, so the constrained mass matrix is regular and the model runs as
+// published. Its motion is prescribed (the positions are those of any inertias); the
+// reaction forces are the published model's, not the project's substitutes'.
+TEST_CASE("the paper's four link runs with its published singular inertias, and a body the constraints do not hold is an error",
+          "[paper-004][gcon]") {
+  const auto folder = scratch("singular-inertia");
+  const std::string run = R"toml(
+[model.drivers.driver.alternate]
+a_bar_i = [-1.0, 0.0, 0.0]
+a_bar_j = [0.0, 0.0, 1.0]
+f = "cos(pi*t)"
+[group]
+name = "SO3xR3"
+[algorithm]
+name = "newton-euler"
+[integrator]
+name = "bdf"
+[simulation]
+end_time = 1.0
+step_size = 1e-3
+)toml";
+  std::ofstream(folder / "published.toml") << R"([model]
+json = "four-link.json"
+gravity = [0.0, 0.0, -9.81]
+allow_initial_projection = true
+[[model.bodies]]
+name = "rotor"
+mass = 2.0
+inertia_diagonal = [4.0, 2.0, 0.0]
+[[model.bodies]]
+name = "link2"
+mass = 1.0
+inertia_diagonal = [12.4, 0.01, 0.0]
+[[model.bodies]]
+name = "link3"
+mass = 1.0
+inertia_diagonal = [4.54, 0.01, 0.0]
+)" << run;
+  auto published = testing::load_test_run((folder / "published.toml").string());
+  const RunSummary summary = run_config(published);
+  CHECK(summary.driver_swaps >= 2);
+  CHECK(largest(summary.constraint_violation_max) < 1e-6);
+  auto substitutes = testing::load_test_run(config("four-link.toml"),
+                                            {"integrator.name=bdf", "simulation.end_time=1.0", "model.allow_initial_projection=true"});
+  const RunSummary substitute_summary = run_config(substitutes);
+  for (std::size_t body = 0; body < 3; ++body) {
+    const EndState a = end_state(published, summary.final_state, body), b = end_state(substitutes, substitute_summary.final_state, body);
+    CHECK((a.position - b.position).norm() < 1e-8);
+    if (body == 0) {
+      INFO("multipliers published " << a.multipliers.transpose() << "\nsubstitutes " << b.multipliers.transpose());
+      CHECK((a.multipliers - b.multipliers).norm() > 1e-3 * b.multipliers.norm());  // the inertias are in the forces
+    }
+  }
+
+  // A wheel spinning freely on a revolute through its centre, with no inertia about the axle.
+  std::ofstream(folder / "wheel.json") << R"({"bodies": [{"name": "ground", "id": 0},
+    {"name": "wheel", "id": 1, "r": [0, 0, 0], "A": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "omega": [0, 0, 1]}],
+    "constraints": [
+    {"name": "axle", "type": "DP1", "body_i": 1, "body_j": 0, "a_bar_i": [1, 0, 0], "a_bar_j": [0, 0, 1]},
+    {"name": "axle", "type": "DP1", "body_i": 1, "body_j": 0, "a_bar_i": [0, 1, 0], "a_bar_j": [0, 0, 1]},
+    {"name": "axle", "type": "CD", "body_i": 1, "body_j": 0, "c": [1, 0, 0], "s_bar_p_i": [0, 0, 0], "s_bar_q_j": [0, 0, 0]},
+    {"name": "axle", "type": "CD", "body_i": 1, "body_j": 0, "c": [0, 1, 0], "s_bar_p_i": [0, 0, 0], "s_bar_q_j": [0, 0, 0]},
+    {"name": "axle", "type": "CD", "body_i": 1, "body_j": 0, "c": [0, 0, 1], "s_bar_p_i": [0, 0, 0], "s_bar_q_j": [0, 0, 0]}]})";
+  std::ofstream(folder / "wheel.toml") << "[model]\njson = \"wheel.json\"\n[[model.bodies]]\nname = \"wheel\"\nmass = 1.0\n"
+                                          "inertia_diagonal = [1.0, 1.0, 0.0]\n[group]\nname = \"SO3xR3\"\n[algorithm]\n"
+                                          "name = \"newton-euler\"\n[integrator]\nname = \"bdf\"\n[simulation]\nend_time = 0.01\n"
+                                          "step_size = 1e-3\n";
+  auto wheel = testing::load_test_run((folder / "wheel.toml").string());
+  CHECK_THAT(simulation_error(wheel), Contains("singular") && Contains("'wheel' (principal moments"));
 }

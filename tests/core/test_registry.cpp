@@ -1,12 +1,17 @@
 // Plugin registry: discovery, ABI check, lookup with suggestions, every error path.
+#include "../support/cli_process.hpp"
 #include "../test_support.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
+#include <liembs/util/warning.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace liembs;
@@ -95,12 +100,52 @@ TEST_CASE("an exception in a factory becomes a PluginError naming the component"
                         Contains("deliberate failure in the factory"));
 }
 
-TEST_CASE("earlier search-path entries shadow later ones", "[registry]") {
+TEST_CASE("earlier search-path entries shadow later ones, with a warning naming both files", "[registry]") {
+  // A copy of one plugin in a folder of its own, searched first: the copy wins.
+  const auto folder = cli_test::scratch_folder("liembs-test-registry", "shadowed-plugin");
+  const auto original = std::filesystem::path(LIEMBS_TEST_PLUGIN_DIR) / "liembs-group-se3.so";
+  const auto copy = folder / "liembs-group-se3.so";
+  std::filesystem::copy_file(original, copy, std::filesystem::copy_options::overwrite_existing);
   Registry registry;
-  registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "first", true}, {LIEMBS_TEST_PLUGIN_DIR, "second", true}});
+  registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "built-in", true, SearchTier::program}});
+  registry.append_search_path({{copy, "--plugin-path", true, SearchTier::command_line}});
+  CapturedWarnings warnings;
   registry.load();
   CHECK(registry.names(Kind::group).size() == 5);  // SE3, SO3xR3 (also rotation-matrix), rp, re
-  CHECK(registry.shadowed().size() == registry.components().size());
+  CHECK(registry.find(Kind::group, "SE3").library == copy.string());
+  REQUIRE(registry.shadowed().size() == 1);
+  CHECK(registry.shadowed()[0].library == original.string());
+  REQUIRE(warnings.messages().size() == 1);
+  const std::string message = warnings.messages()[0];
+  CHECK_THAT(message, Contains("group 'SE3'") && Contains(copy.string()) && Contains(original.string()) &&
+                          Contains("using " + copy.string()));
+}
+
+TEST_CASE("search-path entries are kept in the documented order whatever order they are added in", "[registry]") {
+  Registry registry;
+  registry.append_search_path({{"/install", "install prefix", false, SearchTier::install},
+                               {"/program", "next to the program", false, SearchTier::program}});
+  registry.append_search_path({{"/environment", "LIEMBS_PLUGIN_PATH", true, SearchTier::environment}});
+  registry.prepend_search_path({{"/command-line", "--plugin-path", true, SearchTier::command_line}});
+  // [plugins] paths of a run file are added after the command line's: they must not shadow it
+  registry.prepend_search_path({{"/run-file/a", "[plugins] paths", true, SearchTier::run_file},
+                                {"/run-file/b", "[plugins] paths", true, SearchTier::run_file}});
+  std::vector<std::string> order;
+  for (const auto& entry : registry.search_path()) order.push_back(entry.path.string());
+  CHECK(order == std::vector<std::string>{"/command-line", "/run-file/a", "/run-file/b", "/environment", "/program",
+                                          "/install"});
+}
+
+TEST_CASE("the search order is one sentence, the same in --help and docs/plugins.md", "[registry][docs]") {
+  const std::string sentence = search_order_text();
+  std::ifstream page(std::string(LIEMBS_SOURCE_DIR) + "/docs/plugins.md");
+  REQUIRE(page);
+  const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Contains("**Search path**, in order: " + sentence + "."));
+  const auto io = cli_test::scratch_folder("liembs-test-registry", "help");
+  const auto help = cli_test::run_liembs("--help", io);
+  CHECK(help.status == 0);
+  CHECK_THAT(help.out, Contains("Plugin search path, in order: " + sentence + "."));
 }
 
 TEST_CASE("LIEMBS_PLUGIN_PATH: its entries, in order and required, head the default search path", "[registry]") {

@@ -1,6 +1,6 @@
-// Driving functions f(t) from expressions: f, f', f'' against closed forms (symbolic
-// derivatives, evaluated by the compiled programs), the authors' Python syntax, and the
-// parse errors with their positions.
+// Driving functions f(t) from expressions: f, f', f'' against closed forms (forward
+// differentiation of the compiled program), the authors' Python syntax, the parse errors
+// with their positions, and the bounds on nesting, size and constant values (issue 30).
 #include <liembs/util/time_function.hpp>
 
 #include <catch2/catch.hpp>
@@ -40,7 +40,7 @@ TEST_CASE("f, f' and f'' of expressions agree with their closed forms", "[time-f
     const TimeFunction f = TimeFunction::parse(c.text);
     CHECK_FALSE(f.is_constant());
     for (double t : {-0.7, 0.0, 0.3, 1.9, 3.0}) {
-      INFO(c.text << " at t = " << t << ": f' = " << f.derivative_text(1) << ", f'' = " << f.derivative_text(2));
+      INFO(c.text << " at t = " << t);
       CHECK(f.value(t) == Approx(c.f(t)).epsilon(1e-14).margin(1e-14));
       CHECK(f.rate(t) == Approx(c.rate(t)).epsilon(1e-13).margin(1e-14));
       CHECK(f.acceleration(t) == Approx(c.acceleration(t)).epsilon(1e-12).margin(1e-13));
@@ -95,7 +95,7 @@ TEST_CASE("malformed expressions are errors with a position", "[time-function]")
   };
   CHECK_THAT(message_of("cos(2*x)"), Contains("x") && Contains("the only variable is t"));  // unknown symbol
   CHECK_THAT(message_of("cos(2*t"), !Contains("no error"));          // unbalanced
-  // GiNaC's own wording is reduced to what is wrong: no parser prefix, no source location.
+  // The wording says what is wrong: no parser prefix, no source location.
   for (const char* text : {"cos(2*x)", "cos(2*t", "sin(t) +* 2", "t**2 + )"}) {
     INFO(text << ": " << message_of(text));
     CHECK_THAT(message_of(text), !Contains("GiNaC") && !Contains("find_or_insert_symbol") && !Contains("\n") &&
@@ -104,7 +104,7 @@ TEST_CASE("malformed expressions are errors with a position", "[time-function]")
   CHECK_THAT(message_of("sin(t) +* 2"), !Contains("no error"));
   CHECK_THAT(message_of(""), Contains("empty"));
   CHECK_THAT(message_of("zeta(t)"), !Contains("no error"));           // not a supported function
-  // GiNaC 1.8's parser reports no column (0): the message then quotes the offending token.
+  // The message quotes the offending token and the position is its character.
   try {
     TimeFunction::parse("t**2 + )");
     FAIL("no error");
@@ -113,4 +113,83 @@ TEST_CASE("malformed expressions are errors with a position", "[time-function]")
     CHECK_THAT(std::string(error.what()), Contains("\")\""));
     CHECK((error.position() == 0 || (error.position() >= 7 && error.position() <= 9)));
   }
+}
+
+TEST_CASE("precedence and associativity: signs, powers and the authors' **", "[time-function]") {
+  const auto at = [](const char* text, double t) { return TimeFunction::parse(text).value(t); };
+  CHECK(at("-t^2", 3.0) == -9.0);
+  CHECK(at("2^3^2", 0.0) == 512.0);  // right-associative
+  CHECK(at("2**-1", 0.0) == 0.5);
+  CHECK(at("8/2/2", 0.0) == 2.0);   // left-associative
+  CHECK(at("1 - 2 - 3", 0.0) == -4.0);
+  CHECK(at("--t", 2.0) == 2.0);
+  CHECK(at(" .5e1 * t ", 2.0) == 10.0);
+  CHECK(at("Pi - pi", 1.0) == 0.0);
+  CHECK(TimeFunction::parse("t^0").is_constant() == false);  // t appears: not constant, f' = 0
+  CHECK(TimeFunction::parse("t^0").rate(2.0) == 0.0);
+}
+
+TEST_CASE("f' and f'' of nested and composed expressions agree with central differences", "[time-function]") {
+  // Independent of any closed form: differences of f (for f') and of f' (for f'').
+  for (const char* text : {"sin(cos(t)^2 + t/3)", "t^t", "sqrt(1 + t^2)^(1.5)", "exp(-t^2/2)/(1 + abs(t - 5))",
+                           "atan(t)*asin(t/9) - acos(t/9)*tanh(t) + log(1 + t^2)*cosh(t/4)", "1/(2 + sin(t))^3",
+                           "tan(t/4)*sinh(t/3)"}) {
+    const TimeFunction f = TimeFunction::parse(text);
+    for (double t : {0.3, 0.9, 1.7, 2.6}) {
+      INFO(text << " at t = " << t);
+      const double h = 1e-5;
+      CHECK(f.rate(t) == Approx((f.value(t + h) - f.value(t - h)) / (2 * h)).epsilon(1e-7).margin(1e-8));
+      CHECK(f.acceleration(t) == Approx((f.rate(t + h) - f.rate(t - h)) / (2 * h)).epsilon(1e-7).margin(1e-8));
+    }
+  }
+  // 200 nested sin: read at once (symbolically this took 15 s), derivatives by the chain rule.
+  std::string nested;
+  for (int k = 0; k < 200; ++k) nested += "sin(";
+  nested += "t";
+  for (int k = 0; k < 200; ++k) nested += ")";
+  const TimeFunction f = TimeFunction::parse(nested);
+  double value = 0.7, rate = 1.0, acceleration = 0.0;  // sin applied 200 times, with its derivatives
+  for (int k = 0; k < 200; ++k) {
+    const double s = std::sin(value), c = std::cos(value);
+    acceleration = -s * rate * rate + c * acceleration;
+    rate = c * rate;
+    value = s;
+  }
+  CHECK(f.value(0.7) == Approx(value).epsilon(1e-14));
+  CHECK(f.rate(0.7) == Approx(rate).epsilon(1e-12));
+  CHECK(f.acceleration(0.7) == Approx(acceleration).epsilon(1e-12));
+}
+
+TEST_CASE("expressions are bounded: nesting, length and constant values", "[time-function]") {
+  const auto error_of = [](const std::string& text) -> std::string {
+    try {
+      TimeFunction::parse(text);
+    } catch (const ExpressionError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  // 10,000 signs before t were a stack overflow in the reader (issue 30).
+  CHECK_THAT(error_of(std::string(10000, '-') + "t"), Contains("nested more than 256 levels deep"));
+  CHECK_THAT(error_of(std::string(10000, '(') + "t" + std::string(10000, ')')), Contains("nested more than 256"));
+  std::string deep_sin, chain = "t";
+  for (int k = 0; k < 5000; ++k) deep_sin += "sin(";
+  deep_sin += "t" + std::string(5000, ')');
+  CHECK_THAT(error_of(deep_sin), Contains("nested more than 256"));
+  for (int k = 0; k < 300; ++k) chain += "+t";  // a left-deep tree of 300 levels
+  CHECK_THAT(error_of(chain), Contains("nested more than 256"));
+  CHECK(TimeFunction::parse(std::string(250, '-') + "t").value(1.0) == 1.0);  // 250 levels are fine
+  std::string power_tower = "t";
+  for (int k = 0; k < 400; ++k) power_tower += "^t";
+  CHECK_THAT(error_of(power_tower), Contains("nested more than 256"));
+  CHECK_THAT(error_of(std::string(100001, ' ')), Contains("at most 100000"));
+  // Constant parts must be finite doubles: 10^(10^10) grew GiNaC's exact integer to 18 GB.
+  CHECK_THAT(error_of("t + 10^(10^10)"), Contains("\"10^(10^10)\" has no finite value (inf"));
+  CHECK_THAT(error_of("1e400*t"), Contains("the number 1e400 is out of the range of a double"));
+  CHECK_THAT(error_of("t*log(0)"), Contains("\"log(0)\" has no finite value (-inf"));
+  CHECK_THAT(error_of("sqrt(-1)"), Contains("has no finite value (nan"));
+  CHECK_THAT(error_of("t^(10^400)"), Contains("the exponent has no finite value"));
+  CHECK_THAT(error_of("sin(t, 2)"), Contains("'sin' takes one argument"));
+  CHECK(TimeFunction::parse("t^(10^10)").value(0.5) == 0.0);  // a variable base: no constant to fold
+  CHECK(TimeFunction::excerpt(std::string(10000, '-')).size() < 100);
 }

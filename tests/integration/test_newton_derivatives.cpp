@@ -288,14 +288,26 @@ TEST_CASE("the structured Newton solve equals a dense LU of the saddle-point mat
     system.solve(rhs, solution);
     INFO("block " << block);
     CHECK((dense * solution - rhs).norm() < 1e-9 * rhs.norm() * dense.norm());
-    // A singular body block (no row of its own to regularize it) gives non-finite numbers,
-    // which the integrators report as a singular Newton matrix.
+    // A singular body block (no row of its own to regularize it: a rod-like inertia) that the
+    // constraints with the other bodies complete: the whole matrix is factorized and solved
+    // (issue 33 item 5); without those rows the matrix is singular, a SimulationError.
     if (block != 7) {
+      // Body 1's block loses one direction d (P A_1 P, P = I - d d^T / d^T d: a rod's zero
+      // moment); five joint rows touch body 1 and have a component along d.
+      const Eigen::VectorXd d = Eigen::VectorXd::NullaryExpr(block, [&] { return uniform(random); });
+      const Eigen::MatrixXd projector = Eigen::MatrixXd::Identity(block, block) - d * d.transpose() / d.squaredNorm();
       Eigen::MatrixXd singular = A;
-      singular.block(block, block, block, block).setZero();
+      singular.block(block, block, block, block) = projector * A.block(block, block, block, block) * projector;
       system.factorize(singular, J, block, bodies, false);
+      CHECK_FALSE(system.uses_blocks());
       system.solve(rhs, solution);
-      CHECK_FALSE(solution.allFinite());
+      Eigen::MatrixXd singular_dense = dense;
+      singular_dense.topLeftCorner(n, n) = singular;
+      CHECK((singular_dense * solution - rhs).norm() < 1e-9 * rhs.norm() * singular_dense.norm());
+      Eigen::MatrixXd unheld = J;
+      unheld.middleCols(block, block).setZero();  // no constraint holds body 1
+      CHECK_THROWS_WITH(system.factorize(singular, unheld, block, bodies, false),
+                        Catch::Matchers::Contains("the Newton matrix") && Catch::Matchers::Contains("singular"));
     }
     // With a coupling entry the solve falls back to the dense LU.
     A(0, n - 1) = 0.5;

@@ -73,22 +73,22 @@ def test_derivatives_equal_central_differences_of_the_python_kernels(file):
     q, qd, qdd = random_state(model, 3)
     inverse = model.rnea_derivatives(q, qd, qdd)
     rnea = lambda q_, qd_: model.rnea(q_, qd_, qdd)
-    assert close(inverse["force"], rnea(q, qd), 1e-12)
-    assert close(inverse["mass"], model.crba(q), 1e-12)
-    assert close(inverse["force_by_q"], central_differences(model, rnea, q, qd, False), 1e-6)
-    assert close(inverse["force_by_u"], central_differences(model, rnea, q, qd, True), 1e-6)
+    assert close(inverse["tau"], rnea(q, qd), 1e-12)
+    assert close(inverse["M"], model.crba(q), 1e-12)
+    assert close(inverse["dtau_dq"], central_differences(model, rnea, q, qd, False), 1e-6)
+    assert close(inverse["dtau_du"], central_differences(model, rnea, q, qd, True), 1e-6)
 
     tau = np.random.default_rng(4).uniform(-5, 5, model.nv)
     forward = model.aba_derivatives(q, qd, tau)
     aba = lambda q_, qd_: model.aba(q_, qd_, tau)
-    assert close(forward["acceleration"], aba(q, qd), 1e-10)
-    assert close(forward["acceleration_by_force"] @ model.crba(q), np.eye(model.nv), 1e-10)
-    assert close(forward["acceleration_by_q"], central_differences(model, aba, q, qd, False), 1e-6)
-    assert close(forward["acceleration_by_u"], central_differences(model, aba, q, qd, True), 1e-6)
+    assert close(forward["qdd"], aba(q, qd), 1e-10)
+    assert close(forward["dqdd_dtau"] @ model.crba(q), np.eye(model.nv), 1e-10)
+    assert close(forward["dqdd_dq"], central_differences(model, aba, q, qd, False), 1e-6)
+    assert close(forward["dqdd_du"], central_differences(model, aba, q, qd, True), 1e-6)
     # The same in every representation.
     for representation in ("body-fixed", "spatial", "hybrid", "mixed"):
         other = model.aba_derivatives(q, qd, tau, representation=representation)
-        assert close(other["acceleration_by_q"], forward["acceleration_by_q"], 1e-10)
+        assert close(other["dqdd_dq"], forward["dqdd_dq"], 1e-10)
 
 
 # A fixed-base arm: three links on revolute, revolute and prismatic joints, and a fourth link
@@ -131,10 +131,10 @@ def test_geometric_derivatives_equal_central_differences_over_perturbed_urdf_mod
     assert sorted(model.moving_joint_names) == ["j1", "j2", "j3", "j4"]
     q, qd, qdd = random_state(model, 7)
     geometric = model.rnea_geometric_derivatives(q, qd, qdd)
-    assert geometric["force"].shape == (model.nv,)
-    assert geometric["force_by_reference"].shape == (model.nv, 6 * 4)
-    assert geometric["force_by_screw"].shape == (model.nv, 6 * model.dof)
-    assert close(geometric["force"], model.rnea(q, qd, qdd), 1e-12)
+    assert geometric["tau"].shape == (model.nv,)
+    assert geometric["dtau_dB"].shape == (model.nv, 6 * 4)
+    assert geometric["dtau_dX"].shape == (model.nv, 6 * model.dof)
+    assert close(geometric["tau"], model.rnea(q, qd, qdd), 1e-12)
 
     def tau(origins=ORIGINS, axes=AXES):
         return urdf_model(tmp_path, origins, axes, floating_base).rnea(q, qd, qdd)
@@ -155,7 +155,7 @@ def test_geometric_derivatives_equal_central_differences_over_perturbed_urdf_mod
                 origins[j] = (tuple(xyz), tuple(rpy))
                 moved.append(tau(origins=origins))
             difference = (moved[0] - moved[1]) / (2 * H)
-            assert close(geometric["force_by_reference"][:, block + c], difference, 1e-6), (name, c)
+            assert close(geometric["dtau_dB"][:, block + c], difference, 1e-6), (name, c)
 
     # The screw X of each joint in its child frame: (axis; 0) for a revolute joint whose
     # frame origin is on the axis, (0; axis) for a prismatic one. Turning the <axis> by
@@ -171,7 +171,7 @@ def test_geometric_derivatives_equal_central_differences_over_perturbed_urdf_mod
                 axes[j] = tuple(axis + sign * H * d)
                 moved.append(tau(axes=axes))
             first = 6 * model.coordinate_names.index(name) + (3 if kind == "prismatic" else 0)
-            predicted = geometric["force_by_screw"][:, first:first + 3] @ d
+            predicted = geometric["dtau_dX"][:, first:first + 3] @ d
             assert close(predicted, (moved[0] - moved[1]) / (2 * H), 1e-6), (name, d)
 
 
@@ -208,10 +208,10 @@ def test_batches_equal_one_state_and_the_numbers_of_liembs_eval(tmp_path):
     q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1)[:, None]
     qd, third = rng.uniform(-1, 1, (2, rows, model.nv))
     for method, algorithm, keys in (
-            ("rnea_derivatives", "rnea-derivatives", ["force", "force_by_q", "force_by_u", "mass"]),
+            ("rnea_derivatives", "rnea-derivatives", ["tau", "dtau_dq", "dtau_du", "M"]),
             ("aba_derivatives", "aba-derivatives",
-             ["acceleration", "acceleration_by_q", "acceleration_by_u", "acceleration_by_force"]),
-            ("rnea_geometric_derivatives", "rnea-geometric-derivatives", ["force", "force_by_reference", "force_by_screw"]),
+             ["qdd", "dqdd_dq", "dqdd_du", "dqdd_dtau"]),
+            ("rnea_geometric_derivatives", "rnea-geometric-derivatives", ["tau", "dtau_dB", "dtau_dX"]),
             ("regressor", "regressor", None)):
         batch = getattr(model, method)(q, qd, third, threads=2)
         np.save(tmp_path / "states.npy", np.hstack([q, qd, third]))

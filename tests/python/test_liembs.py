@@ -3,13 +3,18 @@ liembs program, the tree algorithms keep their identities, simulations and valid
 report as `liembs run` / `liembs validate` do, and errors carry the same messages."""
 import json
 import os
+import signal
 import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
 
 import liembs
+
+import docs_tutorial
 
 SOURCE = os.environ["LIEMBS_SOURCE_DIR"]
 CLI = os.environ["LIEMBS_CLI"]
@@ -56,10 +61,10 @@ def test_tree_algorithm_identities():
     for representation in ("spatial", "hybrid", "mixed"):
         assert np.allclose(arm.rnea(q, qd, qdd, representation=representation), tau, atol=1e-10)
     derivatives = arm.rnea_derivatives(q, qd, qdd)
-    assert np.allclose(derivatives["force"], tau, atol=1e-10)
-    assert np.allclose(derivatives["mass"], mass, atol=1e-10)
+    assert np.allclose(derivatives["tau"], tau, atol=1e-10)
+    assert np.allclose(derivatives["M"], mass, atol=1e-10)
     forward = arm.aba_derivatives(q[0], qd[0], tau[0])
-    assert np.allclose(forward["acceleration_by_force"] @ mass[0], np.eye(7), atol=1e-8)
+    assert np.allclose(forward["dqdd_dtau"] @ mass[0], np.eye(7), atol=1e-8)
     assert arm.regressor(q, qd, qdd).shape == (200, 7, 10 * len(arm.body_names))
 
 
@@ -80,11 +85,11 @@ def test_floating_base_layout_and_urdf_import():
 
 def test_simulation_returns_the_trajectory_and_summary():
     trajectory, summary = liembs.simulate(ARM, set=["simulation.end_time=0.1"])
-    assert summary["steps"] == 200 and summary["integrator"] == "rkmk"
+    assert summary["steps"] == 200 and summary["choices"]["integrator"] == "rkmk"
     assert trajectory["time"][0] == 0.0 and abs(trajectory["time"][-1] - 0.1) < 1e-12
     energy = trajectory["total_energy"]
     drift = np.max(np.abs(energy - energy[0])) / abs(energy[0])
-    assert drift <= summary["energy_drift_max"] * (1 + 1e-9) + 1e-300
+    assert drift <= summary["energy_drift_max_relative"] * (1 + 1e-9) + 1e-300
     assert drift < 1e-6
     body = liembs.Model(ARM).body_names[-1]
     assert len(trajectory[body + ".qw"]) == len(trajectory["time"]) == 200 // 20 + 1  # output_every = 20
@@ -122,7 +127,7 @@ def test_bad_states_are_named():
     floating = liembs.Model(FLOATING)
     q, qd, qdd = random_states(floating, 600)
     q[417, 3:7] = 0.0  # a zero base quaternion
-    with pytest.raises(liembs.Error, match="row 417: base quaternion is zero"):
+    with pytest.raises(liembs.Error, match="row 417: columns base.qw .. base.qz: the base quaternion is zero"):
         floating.rnea(q, qd, qdd)
     with pytest.raises(liembs.ConfigError, match="argument 2 has 5 entries per state, expected 9"):
         floating.rnea(q[0], qd[0, :5], qdd[0])
@@ -180,9 +185,9 @@ def test_one_state_errors_are_those_of_the_general_path():
         floating.rnea(q, {}, qdd)
     zero = q.copy()
     zero[3:7] = 0.0
-    with pytest.raises(liembs.Error, match="row 0: base quaternion is zero"):
+    with pytest.raises(liembs.Error, match="row 0: columns base.qw .. base.qz: the base quaternion is zero"):
         floating.rnea(zero, qd, qdd)  # the fast path
-    with pytest.raises(liembs.Error, match="row 0: base quaternion is zero"):
+    with pytest.raises(liembs.Error, match="row 0: columns base.qw .. base.qz: the base quaternion is zero"):
         floating.rnea(zero.tolist(), qd, qdd)  # the general path
     assert np.all(np.isfinite(floating.rnea(q, qd, qdd)))  # the model still works after the errors
 
@@ -218,18 +223,7 @@ def test_concurrent_python_threads_share_a_model():
 
 def test_the_tutorial_runs(tmp_path, monkeypatch, capsys):
     """Every python block of docs/python.md, in order, from a folder like the source tree's."""
-    for folder in ("configs", "models"):
-        os.symlink(os.path.join(SOURCE, folder), tmp_path / folder)
-    monkeypatch.chdir(tmp_path)
-    text = open(os.path.join(SOURCE, "docs/python.md")).read()
-    blocks = [block.split("```")[0] for block in text.split("```python\n")[1:]]
-    assert len(blocks) == 4
-    for block in blocks:
-        exec(compile(block, "docs/python.md", "exec"), {})
-    assert (tmp_path / "arm.png").stat().st_size > 1000
-    out = capsys.readouterr().out
-    assert "unknown key 'integrator.tablaeu'" in out
-    assert "['q.a1', 'q.a2'] ['tau.a1', 'tau.a2'] analytic" in out  # the linearization's comment holds
+    docs_tutorial.run(SOURCE, tmp_path, monkeypatch, capsys)
 
 
 def test_plugins_lists_what_the_liembs_program_lists():
@@ -281,3 +275,161 @@ def test_centroidal_quantities_are_the_runs_momentum_and_move_as_their_jacobian_
     assert f["momentum_matrix"].shape == (3, 6, floating.nv)
     evaluator = floating.evaluator("centroidal")
     assert evaluator.outputs[:4] == ["mass", "com.x", "com.y", "com.z"] and "A_G.lx.base.vx" in evaluator.outputs
+
+
+def test_bad_numbers_raise_the_module_errors(tmp_path):
+    """Issue 30: NaN or None in a state, or inputs so large the algorithm overflows, raise
+    liembs.ConfigError naming row and column (as `liembs eval` refuses the row), never NaN;
+    1e400 in a JSON model is a liembs.ConfigError naming the file and key, not RuntimeError."""
+    arm = liembs.Model(ARM)
+    q, qd, qdd = random_states(arm, 300)
+    q[123, 2] = np.nan
+    with pytest.raises(liembs.ConfigError, match="row 123: input column 'q.a3' is nan, not a finite number"):
+        arm.rnea(q, qd, qdd)
+    with pytest.raises(liembs.ConfigError, match="input column 'q.a1' is nan"):
+        arm.rnea([None] + [0.0] * 6, qd[0], qdd[0])
+    with pytest.raises(liembs.ConfigError, match="output column 'tau.a[0-9]' is (nan|inf|-inf), not a finite number"):
+        arm.rnea(q[0], np.full(7, 1e200), qdd[0])
+    evaluator = arm.evaluator("rnea")
+    states = np.hstack([q, qd, qdd])
+    states[123, 2] = 0.5
+    states[200, 9] = np.inf
+    with pytest.raises(liembs.ConfigError, match="row 200: input column 'qd.a3' is inf"):
+        evaluator(states)
+    source = os.path.join(SOURCE, "tests/bad-inputs/inputs")
+    with open(os.path.join(source, "json-pendulum.toml")) as handle:
+        (tmp_path / "run.toml").write_text(handle.read())
+    with open(os.path.join(source, "json-pendulum.json")) as handle:
+        (tmp_path / "json-pendulum.json").write_text(handle.read().replace('"r": [0, 1.41421356', '"r": [0, 1e400'))
+    with pytest.raises(liembs.ConfigError, match=r"model.json: .*number overflow parsing '1e400' \(the value of key 'r'\)"):
+        liembs.validate(str(tmp_path / "run.toml"))
+
+
+def test_expressions_are_bounded(tmp_path):
+    """Issue 30: 10,000 signs before t crashed the interpreter (stack overflow); deep nesting and
+    constant parts without a finite value are liembs.ConfigError, and 200 nested sin read at once."""
+    with open(os.path.join(SOURCE, "tests/bad-inputs/inputs/double-pendulum.toml")) as handle:
+        run = handle.read()
+    file = tmp_path / "run.toml"
+    for expression, message in (("-" * 10000 + "t", "nested more than 256 levels deep"),
+                                ("t + 10^(10^10)", "has no finite value"),
+                                ("sin(" * 5000 + "t" + ")" * 5000, "nested more than 256 levels deep")):
+        file.write_text(run + f'\n[model.prescribed]\nelbow = "{expression}"\n')
+        with pytest.raises(liembs.ConfigError, match=message):
+            liembs.validate(str(file))
+    file.write_text(run + '\n[model.prescribed]\nelbow = "' + "sin(" * 200 + "0.1*t" + ")" * 200 + '"\n')
+    assert liembs.validate(str(file))["bodies"] == 2
+
+
+def test_ctrl_c_interrupts_a_long_simulation_with_keyboard_interrupt():
+    """Issue 30: simulate ignored Ctrl-C until it returned. A child interpreter runs a simulation
+    of 10^8 steps; SIGINT stops it with KeyboardInterrupt, and Python's own handler is back."""
+    code = (
+        "import signal, sys, liembs\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        f"    liembs.simulate({os.path.join(SOURCE, 'tests/data/free-body.toml')!r},\n"
+        "                    set=['simulation.end_time=1e6', 'simulation.step_size=0.01'])\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    # (SIGINT at its default in the child: a background job's ignored SIGINT would stay ignored)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert child.stdout.readline() == "started\n"
+    time.sleep(1.0)  # inside simulate by then (loading takes milliseconds)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0
+    assert out == "KeyboardInterrupt True\n"
+
+
+def test_coordinates_are_in_the_documented_joint_order():
+    # docs/user-guide.md, "Joint order": depth-first, children in file order. The aerial
+    # manipulator's arms q2-q3-q4 and q5-q6-q7 hang from the base; joints of different arms
+    # are not inertially coupled, so the joint block of M is block-diagonal in that order.
+    aerial = liembs.Model(os.path.join(SOURCE, "configs/paper-003/aerial-manipulator.toml"))
+    assert aerial.coordinate_names == ["q2", "q3", "q4", "q5", "q6", "q7"]
+    q, _, _ = random_states(aerial, 3)
+    joints = aerial.crba(q)[:, 6:, 6:]
+    assert np.all(joints[:, :3, 3:] == 0.0) and np.all(joints[:, 3:, :3] == 0.0)
+    assert np.all(np.abs(joints[:, 0, 3 - 1]) > 1e-6)  # q2 couples with q4 of its arm (q3's axis is orthogonal to it)
+
+
+def test_cli_python_and_eval_share_one_schema(tmp_path):
+    """One schema, three consumers (issue 31): `liembs run`'s trajectory.csv and summary.json,
+    simulate()'s arrays and dict, and `liembs eval`'s columns name the same things alike and
+    hold the same numbers."""
+    # The floating arm with bdf (which solves for accelerations: q, qd, qdd and the base's
+    # pose, twist and twist rate are written); its floating body is named "base".
+    with open(FLOATING) as file:
+        text = file.read().replace('name = "rkmk"\ntableau = "rk4"', 'name = "bdf"')
+    text = text.replace("end_time = 3.0", "end_time = 0.2")
+    run_file = tmp_path / "arm.toml"
+    run_file.write_text(text)
+    cli = subprocess.run([CLI, "run", str(run_file), "--quiet", "--output", str(tmp_path / "cli")],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    trajectory, summary = liembs.simulate(str(run_file), output=str(tmp_path / "python"))
+
+    # Trajectory: the same columns in the same order, the same numbers (17 digits round trip).
+    for folder in ("cli", "python"):
+        with open(tmp_path / folder / "trajectory.csv") as file:
+            header = file.readline().strip().split(",")
+        written = np.loadtxt(tmp_path / folder / "trajectory.csv", delimiter=",", skiprows=1)
+        assert header == list(trajectory), folder
+        for c, name in enumerate(header):
+            assert np.array_equal(written[:, c], trajectory[name], equal_nan=True), (folder, name)
+    assert len(set(trajectory)) == len(trajectory)
+    # Summary: the dict is summary.json's object; the program's has the same keys and values
+    # (but the wall-clock ones).
+    with open(tmp_path / "python" / "summary.json") as file:
+        assert summary == json.load(file)
+    with open(tmp_path / "cli" / "summary.json") as file:
+        program = json.load(file)
+    assert list(program) == list(summary)
+    for key in program:
+        if key not in ("wall_time_seconds", "steps_per_second"):
+            assert program[key] == summary[key], key
+    assert "energy_drift_max_relative" in summary and "wall_time_seconds" in summary
+    assert summary["provenance"]["liembs_version"] == liembs.__version__
+
+    # Eval: rnea's inputs are trajectory columns by name; on the run's own q, qd, qdd it gives
+    # zero forces (the arm has no loads), as `liembs eval` does on the file.
+    model = liembs.Model(str(run_file))
+    rnea = model.evaluator("rnea")
+    assert set(rnea.inputs) <= set(trajectory)
+    assert set(model.evaluator("aba").outputs) <= set(trajectory)  # qdd.*, base.dwx..dvz
+    forces = rnea(np.column_stack([trajectory[name] for name in rnea.inputs]))
+    scale = max(np.abs(trajectory[name]).max() for name in rnea.inputs if name.startswith(("qdd.", "base.d")))
+    assert scale > 0.1 and np.abs(forces).max() <= 1e-6 * scale
+    eval_run = subprocess.run([CLI, "eval", str(run_file), "--set", "algorithm.name=rnea", "--states",
+                               str(tmp_path / "cli" / "trajectory.csv"), "--output", str(tmp_path / "tau.csv")],
+                              capture_output=True, text=True)
+    assert eval_run.returncode == 0, eval_run.stderr
+    with open(tmp_path / "tau.csv") as file:
+        eval_header = file.readline().strip().split(",")
+    evaluated = np.loadtxt(tmp_path / "tau.csv", delimiter=",", skiprows=1)
+    for c, name in enumerate(rnea.outputs):
+        assert np.array_equal(evaluated[:, eval_header.index(name)], forces[:, c]), name
+
+    # Derivative dicts: their keys are the eval columns' prefixes, their entries those columns
+    # (a floating base's rows of the vector output are the base.* columns before tau.* or qdd.*).
+    for method, algorithm, vector in (("rnea_derivatives", "rnea-derivatives", "tau"),
+                                      ("aba_derivatives", "aba-derivatives", "qdd"),
+                                      ("rnea_geometric_derivatives", "rnea-geometric-derivatives", "tau")):
+        evaluator = model.evaluator(algorithm)
+        def key_of(name):
+            return vector if name.startswith("base.") else name.split(".")[0]
+        prefixes = list(dict.fromkeys(key_of(name) for name in evaluator.outputs))
+        row = np.column_stack([trajectory[name] for name in rnea.inputs])[3]
+        q, qd, third = row[:model.nq], row[model.nq:model.nq + model.nv], row[model.nq + model.nv:]
+        if algorithm == "aba-derivatives":
+            third = forces[3]
+        result = getattr(model, method)(q, qd, third)
+        assert list(result) == prefixes, method
+        columns = evaluator(np.concatenate([q, qd, third]))
+        for key in prefixes:
+            selected = [c for c, name in enumerate(evaluator.outputs) if key_of(name) == key]
+            assert np.array_equal(result[key].ravel(), columns[selected]), (method, key)

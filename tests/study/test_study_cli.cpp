@@ -40,7 +40,8 @@ fs::path small_study(const fs::path& dir) {
                          "[[axes]]\nkey = \"group.name\"\nvalues = [\"SE3\", \"SO3xR3\", \"SE4\"]\n"
                          "[[axes]]\nkey = \"integrator.tableau\"\nvalues = [\"heun\", \"rk4\"]\n"
                          "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.01]\nladder = true\n"
-                         "[measure]\nsample_interval = 0.05\ntargets = [1e-5]\n";
+                         "[measure]\nsample_interval = 0.05\ntargets = [1e-5]\n"
+                         "ladder_extensions = 0\nrepetitions = 1\n";  // the ladders as given (test_study_matched.cpp)
   return file;
 }
 
@@ -92,6 +93,11 @@ TEST_CASE("study: --jobs 1 and --jobs 2 give the same results, failing cases are
   const std::string series = read_file(dir / "one" / "series.csv");
   CHECK(count(series, "\n") == 1 + 6);
   CHECK_THAT(read_file(dir / "one" / "study.json"), Contains("\"reference_error_estimate\""));
+  // Provenance as summary.json's: the build, and each plugin file the cases ran with.
+  const std::string study_json = read_file(dir / "one" / "study.json");
+  for (const char* key : {"\"provenance\"", "\"git_commit\"", "\"flavour\"", "\"abi_fingerprint\"",
+                          "liembs-integrator-rkmk.so\"", "liembs-group-se3.so\"", "liembs-group-so3xr3.so\""})
+    CHECK_THAT(study_json, Contains(key));
   for (const auto& entry : fs::directory_iterator(dir / "one"))
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
 }
@@ -176,7 +182,7 @@ TEST_CASE("study: the report contains every figure it announces", "[study][cli][
   const Result result = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
   INFO(result.out << result.err);
   REQUIRE(result.status == 0);
-  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+  if (std::system("'" LIEMBS_PYTHON_EXECUTABLE "' -c 'import matplotlib' >/dev/null 2>&1") != 0) {
     CHECK_THAT(result.err, Contains("report.html not written: it needs python3 with matplotlib"));
     CHECK_FALSE(fs::exists(dir / "out" / "report.html"));
     return;
@@ -186,10 +192,11 @@ TEST_CASE("study: the report contains every figure it announces", "[study][cli][
   CHECK(study_test::announced_figures(html) == 3);
   CHECK(study_test::has_every_announced_figure(html));
   CHECK_THAT(html, Contains("unknown group 'SE4'"));
+  CHECK_THAT(html, Contains("<h2>Build and plugins</h2>"));
+  CHECK_THAT(html, Contains("liembs-integrator-rkmk.so"));
 
   // By hand with --figures: the same report, and each figure as an SVG file named after its title.
-  const std::string python =
-      std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0 ? "python3" : "/usr/bin/python3";
+  const std::string python = "'" LIEMBS_PYTHON_EXECUTABLE "'";
   const fs::path figures = dir / "figures";
   REQUIRE(std::system((python + " '" LIEMBS_SOURCE_DIR "/scripts/study-report' '" + (dir / "out" / "study.json").string() +
                        "' '" + (dir / "again.html").string() + "' --figures '" + figures.string() + "'")

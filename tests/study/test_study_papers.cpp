@@ -45,11 +45,18 @@ std::vector<std::map<std::string, std::string>> run_study(const std::string& nam
   const auto rows = csv_rows(read_file(out / "results.csv"));
   CHECK_THAT(result.out, Contains("study '") && Contains(": " + std::to_string(rows.size()) + " cases ("));
   CHECK_THAT(read_file(out / "study.json"), Contains("\"cases\"") && Contains("\"liembs_version\""));
-  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' "
-                  ">/dev/null 2>&1") == 0) {
+  if (std::system("'" LIEMBS_PYTHON_EXECUTABLE "' -c 'import matplotlib' >/dev/null 2>&1") == 0) {
     const std::string html = read_file(out / "report.html");
     CHECK(study_test::announced_figures(html) > 0);
     CHECK(study_test::has_every_announced_figure(html));
+    // Every figure drawn again and checked: no legend covers another panel, every axis
+    // label names its unit (scripts/study-report --check).
+    const auto checked = cli_test::run_command("'" LIEMBS_PYTHON_EXECUTABLE "' '" LIEMBS_SOURCE_DIR
+                                               "/scripts/study-report' '" + (out / "study.json").string() + "' --check",
+                                               dir);
+    INFO(checked.out << checked.err);
+    CHECK(checked.status == 0);
+    CHECK_THAT(checked.out, Contains(" figures checked, 0 problems"));
   } else {
     CHECK_THAT(result.err, Contains("report.html not written: it needs python3 with matplotlib"));
   }
@@ -68,7 +75,7 @@ const std::set<std::string> studies_with_tests{"paper-002", "integrators-tree", 
 TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK4 order 4", "[study][papers][paper-002]") {
   const fs::path dir = scratch("paper-002");
   const auto rows = run_study("paper-002", "--jobs 2", dir);
-  CHECK(rows.size() == 40);
+  CHECK(rows.size() >= 40);  // 40 cases and the rungs the ladder extension adds (docs/studies.md)
   int checked = 0;
   for (const auto& row : rows) {
     if (row.at("role") != "case") continue;
@@ -84,7 +91,7 @@ TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK
       CHECK(std::stod(row.at("constraint_violation_max.joint3")) < 1e-12);
     }
   }
-  CHECK(checked == 8);
+  CHECK(checked >= 8);
   for (const auto& row : csv_rows(read_file(dir / "study" / "series.csv"))) {
     INFO(row.at("series"));
     CHECK(std::stod(row.at("observed_order")) == Approx(4.0).margin(0.35));
@@ -123,7 +130,7 @@ TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2, the same un
   REQUIRE(result.status == 0);
   CHECK_THAT(result.out, Contains(std::to_string(rows.size()) + " cases (" + std::to_string(rows.size()) +
                                   " run, 0 cached, 0 failed)"));
-  const std::vector<std::string> timings{"cpu_seconds", "wall_seconds"};
+  const std::vector<std::string> timings{"cpu_seconds", "wall_seconds", "cpu_seconds_spread"};
   CHECK(study_test::csv_without(read_file(mpi / "results.csv"), timings) ==
         study_test::csv_without(read_file(dir / "study" / "results.csv"), timings));
   std::map<std::string, std::string> mpi_orders;

@@ -79,4 +79,10 @@ inline CliResult run_liembs(const std::string& arguments, const std::filesystem:
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(io / "out"), read_file(io / "err")};
 }
 
+// Runs a shell command (already quoted) with stdout and stderr through files in `io`.
+inline CliResult run_command(const std::string& command, const std::filesystem::path& io) {
+  const int raw = std::system((command + " >'" + (io / "out").string() + "' 2>'" + (io / "err").string() + "'").c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(io / "out"), read_file(io / "err")};
+}
+
 }  // namespace cli_test

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <system_error>
@@ -24,6 +25,30 @@ unsigned available_cores() {
     if (count > 0) return static_cast<unsigned>(count);
   }
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+unsigned machine_threads() { return std::max(std::thread::hardware_concurrency(), available_cores()); }
+
+unsigned capped_threads(unsigned asked) { return asked == 0 ? available_cores() : std::min(asked, machine_threads()); }
+
+namespace {
+
+[[noreturn]] void not_finite(const char* kind, const std::string& column, double value, const char* hint) {
+  throw ConfigError(std::string(kind) + " column '" + column + "' is " +
+                    (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") + ", not a finite number" + hint);
+}
+
+}  // namespace
+
+void evaluate_row(BatchEvaluator& evaluator, const double* inputs, double* outputs) {
+  const auto& in = evaluator.input_columns();
+  for (std::size_t c = 0; c < in.size(); ++c)
+    if (!std::isfinite(inputs[c])) not_finite("input", in[c], inputs[c], "");
+  evaluator.evaluate(inputs, outputs);
+  const auto& out = evaluator.output_columns();
+  for (std::size_t c = 0; c < out.size(); ++c)
+    if (!std::isfinite(outputs[c]))
+      not_finite("output", out[c], outputs[c], " (the algorithm overflowed: are the row's inputs within range?)");
 }
 
 namespace {
@@ -284,7 +309,7 @@ void BatchEvaluation::evaluate(std::span<const double> inputs, std::span<double>
   const double* input = inputs.data();
   double* output = outputs.data();
   for_each_row(
-      rows, [&](BatchEvaluator& evaluator, unsigned, std::size_t row) { evaluator.evaluate(input + row * in, output + row * out); },
+      rows, [&](BatchEvaluator& evaluator, unsigned, std::size_t row) { evaluate_row(evaluator, input + row * in, output + row * out); },
       messages);
 }
 

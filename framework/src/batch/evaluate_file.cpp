@@ -1,6 +1,7 @@
 // `liembs eval` on files: CSV and .npy in and out, parsed, evaluated and formatted on the
 // batch's threads (liembs/batch/evaluate_file.hpp).
 #include <liembs/batch/evaluate_file.hpp>
+#include <liembs/io/file_guard.hpp>
 
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
@@ -211,13 +212,25 @@ void run_chunks(BatchEvaluation& batch, OutputWriter& output, std::size_t& rows_
 }
 
 [[noreturn]] void not_finite(const std::string& column, std::string_view text) {
-  throw ConfigError("column '" + column + "': '" + std::string(text) + "' is not a finite number");
+  constexpr std::size_t shown = 60;  // a field that runs on (a quote never closed) is cut short
+  const std::string quoted = text.size() <= shown ? std::string(text)
+                                                  : std::string(text.substr(0, shown)) + "... (" +
+                                                        std::to_string(text.size()) + " bytes)";
+  throw ConfigError("column '" + column + "': '" + quoted + "' is not a finite number");
 }
 
 // Throws for the first value of a .npy row that is not finite.
 void check_finite(const std::vector<std::string>& columns, const double* state) {
   for (std::size_t c = 0; c < columns.size(); ++c)
     if (!std::isfinite(state[c])) not_finite(columns[c], std::isnan(state[c]) ? "nan" : state[c] > 0 ? "inf" : "-inf");
+}
+
+// A record (the header, or the row starting on `line`) that has no end within
+// csv::max_record_bytes: reading stops there.
+[[noreturn]] void record_too_long(const std::string& states, std::uint64_t line) {
+  throw ConfigError(states + ":" + std::to_string(line) + ": the record starting on this line goes on for more than " +
+                    std::to_string(csv::max_record_bytes >> 20) +
+                    " MiB without a line break outside quotes (a quote never closed, or not a CSV file)");
 }
 
 // A descriptor closed on every path.
@@ -303,7 +316,7 @@ void evaluate_npy_rows(BatchEvaluation& batch, const std::string& states, const 
         if (window.out_rows == 0) window.out_begin = row;
         const double* state = window.in.data() + (row - window.begin) * width;
         check_finite(inputs, state);
-        evaluator.evaluate(state, window.out.data() + window.out_rows * out_width);
+        evaluate_row(evaluator, state, window.out.data() + window.out_rows * out_width);
         ++window.out_rows;
       },
       messages);
@@ -318,6 +331,11 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
   const std::string states = states_path.string();
   const auto& inputs = batch.input_columns();
   const std::size_t width = inputs.size(), out_width = batch.output_count();
+  std::error_code status_error;
+  if (const auto status = std::filesystem::status(states_path, status_error);
+      std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw ConfigError(states + ": a .npy states file must be a regular file (the array's size is checked against "
+                               "the file's; a pipe or device has none): stream states as CSV instead");
   std::ifstream in(states_path, std::ios::binary);
   std::error_code size_error;
   const auto size = std::filesystem::file_size(states_path, size_error);
@@ -366,7 +384,7 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
       [&](Chunk& chunk, BatchEvaluator& evaluator, unsigned, std::size_t row) {
         const double* state = chunk.values.data() + row * width;
         check_finite(inputs, state);
-        evaluator.evaluate(state, chunk.outputs.data() + row * out_width);
+        evaluate_row(evaluator, state, chunk.outputs.data() + row * out_width);
         if (output.csv()) output.format_row(chunk, row, std::array<std::string_view, 0>{});
       },
       [&](const Chunk& chunk, std::size_t row) { return states + ": row " + std::to_string(chunk.first_row + row) + ": "; });
@@ -621,11 +639,15 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
 
   // The header: the first record, its fields unquoted (RFC 4180).
   std::string buffer;
-  std::size_t breaks = 0, end;
-  while ((end = csv::record_end(buffer, breaks)) == std::string::npos && more) {
+  std::size_t end;
+  csv::RecordScanner scanner;  // of the record being read
+  while ((end = scanner.find(buffer)) == std::string::npos && more) {
+    if (buffer.size() > csv::max_record_bytes) record_too_long(states, 1);
     more = reader.append_to(buffer);
     throw_if_interrupted(where);
   }
+  std::size_t breaks = scanner.line_breaks();
+  scanner.reset();
   if (buffer.empty()) throw ConfigError(states + ":1: the file is empty; expected a header row");
   if (end == std::string::npos) end = buffer.size();
   const std::size_t bom = buffer.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
@@ -675,7 +697,7 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
     double* state = own.state.data();
     for (std::size_t i = 0; i < width; ++i)
       if (!csv::parse_finite(own.fields[input_index[i]], state[i])) not_finite(inputs[i], own.fields[input_index[i]]);
-    evaluator.evaluate(state, values);
+    evaluate_row(evaluator, state, values);
     if (output.csv()) {
       own.copied.clear();
       for (const std::size_t c : copied) own.copied.push_back(own.fields[c]);
@@ -722,16 +744,20 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
         own.lines.clear();
         std::size_t bound = 0;  // of the output's bytes
         bool more_text = true;
+        csv::RecordScanner record;  // of the record at `at`: each byte is scanned once
         while (at < block_end) {
           const std::size_t offset = at - begin;
-          std::size_t record_breaks = 0, length = std::string_view::npos;
-          if (offset < own.text.size()) length = csv::record_end(own.text.view().substr(offset), record_breaks);
+          std::size_t length = std::string_view::npos;
+          if (offset < own.text.size()) length = record.find(own.text.view().substr(offset));
           if (length == std::string_view::npos) {  // the record goes on past the block: read on
+            if (own.text.size() - std::min(offset, own.text.size()) > csv::max_record_bytes) record_too_long(states, record_line);
             if (more_text && (more_text = own.text.read_at(reader.descriptor(), block_bytes, begin + own.text.size(), states)))
               continue;
             if (offset >= own.text.size()) break;  // the file got shorter while read
             length = own.text.size() - offset;     // the last record, without a final line break
           }
+          const std::size_t record_breaks = record.line_breaks();
+          record.reset();
           if (!csv::is_blank(own.text.view().substr(offset, length))) {
             own.begins.push_back(offset);
             own.lengths.push_back(length);
@@ -806,11 +832,14 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
       }
       while (consumed < chunk.text.size()) {
         const std::string_view rest = std::string_view(chunk.text).substr(consumed);
-        std::size_t record_length = csv::record_end(rest, breaks);
+        std::size_t record_length = scanner.find(rest);  // resumes where the last read stopped
         if (record_length == std::string_view::npos) {
+          if (rest.size() > csv::max_record_bytes) record_too_long(states, line);
           if (more) break;  // read on for the rest of it
           record_length = rest.size();
         }
+        breaks = scanner.line_breaks();
+        scanner.reset();
         const std::string_view record = rest.substr(0, record_length);
         if (!csv::is_blank(record)) {
           chunk.records.push_back(record);
@@ -847,6 +876,7 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
 FileEvaluation evaluate_file(BatchEvaluation& batch, const std::filesystem::path& states,
                              const std::filesystem::path& output, const std::string& algorithm,
                              const FileChunks& chunks) {
+  note_input(states);  // the output must not replace it (AtomicFile checks)
   return is_npy_path(states) ? evaluate_npy(batch, states, output, algorithm, chunks)
                              : evaluate_csv(batch, states, output, algorithm, chunks);
 }

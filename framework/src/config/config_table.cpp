@@ -1,6 +1,8 @@
 #include <liembs/config/config_table.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/error.hpp>
 #include <liembs/util/nearest_name.hpp>
+#include <liembs/util/warning.hpp>
 #include <liembs/util/format.hpp>
 
 #include <toml++/toml.h>
@@ -23,6 +25,13 @@ struct ConfigDocument::Impl {
   mutable std::unordered_map<const toml::node*, std::set<std::string>> asked;
   // Values given with --set (and their elements), with the assignment, for locations.
   std::unordered_map<const toml::node*, std::string> overrides;
+  // Tables whose `name` (a plugin) an override changed: the name the file gave and the
+  // assignment. Keys of the file in such a table that the new plugin does not read belonged
+  // to the old one: reject_unused_keys() drops them with a warning instead of failing.
+  struct Switch {
+    std::string previous, assignment;
+  };
+  std::unordered_map<const toml::node*, Switch> switched;
 };
 
 namespace {
@@ -119,6 +128,7 @@ std::shared_ptr<ConfigDocument> ConfigDocument::load(const std::filesystem::path
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw ConfigError(file.string() + ": cannot read the file (it does not exist or is not a regular file)");
+  note_input(file);
   std::shared_ptr<ConfigDocument> document(new ConfigDocument(file));
   try {
     document->impl_->root = toml::parse_file(file.string());
@@ -240,6 +250,14 @@ void ConfigDocument::set_override(std::string_view assignment) {
   if (!table)
     throw ConfigError("--set " + std::string(assignment) + ": the parent of '" + segments.back() +
                       "' is not a table");
+  if (segments.back() == "name")
+    if (const auto* old = table->get("name"); old && old->is_string() && !impl_->overrides.count(old) &&
+                                              !impl_->switched.count(table)) {
+      const std::string previous = old->value_or(std::string());
+      const toml::node* replacement = parsed.get("value");
+      if (!replacement->is_string() || replacement->value_or(std::string()) != previous)
+        impl_->switched[table] = {previous, std::string(assignment)};
+    }
   const toml::node& value = table->insert_or_assign(segments.back(), std::move(*parsed.get("value"))).first->second;
   // Its source position is in the text "value = ...": errors name the assignment instead.
   std::function<void(const toml::node&)> record = [&](const toml::node& node) {
@@ -252,7 +270,7 @@ void ConfigDocument::set_override(std::string_view assignment) {
   record(value);
 }
 
-void ConfigDocument::remove_key(std::string_view path) {
+bool ConfigDocument::remove_key(std::string_view path) {
   toml::node* current = &impl_->root;
   std::stringstream stream{std::string(path)};
   std::vector<std::string> segments;
@@ -261,7 +279,8 @@ void ConfigDocument::remove_key(std::string_view path) {
     if (auto* table = current->as_table()) current = table->get(segments[i]);
     else current = nullptr;
   }
-  if (current && current->is_table() && !segments.empty()) current->as_table()->erase(segments.back());
+  if (current && current->is_table() && !segments.empty()) return current->as_table()->erase(segments.back()) > 0;
+  return false;
 }
 
 void ConfigDocument::reject_unused_keys() const {
@@ -274,6 +293,13 @@ void ConfigDocument::reject_unused_keys() const {
         for (auto&& [key, value] : table) {
           const std::string path = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
           if (!is_used(&value)) {
+            if (const auto found = impl_->switched.find(&table);
+                found != impl_->switched.end() && !impl_->overrides.count(&value)) {
+              warn(location_of(&value) + ": '" + path + "' is dropped: it is an option of '" + found->second.previous +
+                   "', the plugin the file names, and '" + found->second.assignment +
+                   "' chose one that does not read it");
+              continue;
+            }
             std::string message = location_of(&value) + ": unknown key '" + path + "'";
             const std::string suggestion = nearest_name(key.str(), known);
             if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";

@@ -206,6 +206,8 @@ void JointConstraintSet::add_geometric_constraints(const Model& model) {
       ++blocks_.back().rows;
     else
       blocks_.push_back({constraint.name, rows_, 1});
+    blocks_.back().driver = blocks_.back().driver || rows_of_.back().f || rows_of_.back().alternate >= 0;
+    blocks_.back().has_alternate = blocks_.back().has_alternate || rows_of_.back().alternate >= 0;
     ++rows_;
   }
 }
@@ -241,7 +243,9 @@ void JointConstraintSet::select_rows(std::vector<Eigen::Index> rows) {
   selected_blocks_.clear();
   Eigen::Index next = 0;
   for (const auto& block : blocks_) {
-    ConstraintBlock kept{block.name, next, 0};
+    ConstraintBlock kept = block;
+    kept.first = next;
+    kept.rows = 0;
     for (const Eigen::Index row : selected_)
       if (row >= block.first && row < block.first + block.rows) ++kept.rows;
     next += kept.rows;

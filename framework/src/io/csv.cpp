@@ -20,19 +20,34 @@ std::string_view trim(std::string_view field) {
 }  // namespace
 
 std::size_t record_end(std::string_view text, std::size_t& line_breaks) {
-  line_breaks = 0;
-  const std::size_t line_end = text.find('\n');
-  const std::size_t scan_end = line_end == std::string_view::npos ? text.size() : line_end;
-  if (std::memchr(text.data(), '"', scan_end) == nullptr) return line_end;  // the common case: no quotes
-  bool quoted = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') quoted = !quoted;  // a doubled quote toggles twice
-    else if (c == '\n') {
-      if (!quoted) return i;
-      ++line_breaks;
+  RecordScanner scanner;
+  const std::size_t end = scanner.find(text);
+  line_breaks = scanner.line_breaks();
+  return end;
+}
+
+std::size_t RecordScanner::find(std::string_view text) {
+  std::size_t i = scanned_;
+  if (!quoted_ && i < text.size()) {  // the common case: a line break before any quote
+    const std::size_t line_end = text.find('\n', i);
+    const std::size_t scan_end = line_end == std::string_view::npos ? text.size() : line_end;
+    if (std::memchr(text.data() + i, '"', scan_end - i) == nullptr) {
+      scanned_ = scan_end;
+      return line_end;
     }
   }
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') quoted_ = !quoted_;  // a doubled quote toggles twice
+    else if (c == '\n') {
+      if (!quoted_) {
+        scanned_ = i;
+        return i;
+      }
+      ++line_breaks_;
+    }
+  }
+  scanned_ = text.size();
   return std::string_view::npos;
 }
 

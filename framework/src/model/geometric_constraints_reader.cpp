@@ -83,7 +83,7 @@ std::shared_ptr<const TimeFunction> read_time_function(const ConfigTable& table,
   try {
     return std::make_shared<const TimeFunction>(TimeFunction::parse(text));
   } catch (const ExpressionError& error) {
-    table.fail(key, "cannot read the expression \"" + text + "\"" +
+    table.fail(key, "cannot read the expression \"" + TimeFunction::excerpt(text) + "\"" +
                         (error.position() ? " at character " + std::to_string(error.position()) : std::string()) +
                         ": " + error.what());
   }

@@ -6,15 +6,24 @@
 // rp-era files give "p", "p_dot" (Euler parameters) instead of "A", "omega". The ground is
 // the body named "ground" (any id). Mass, inertia and gravity come from the TOML file; f_dot
 // and f_ddot are accepted and ignored (f' and f'' are derived from f symbolically; one of
-// the authors' files has a wrong f_ddot).
+// the authors' files has a wrong f_ddot). Keys the authors' files carry that have no meaning
+// for a run (ignored_body_keys: initial accelerations, which follow from the dynamics) are
+// ignored with a warning naming them (liembs::warn); any other key is an error. Inertias
+// may be singular (the authors' four link: rod-like bodies with a zero principal moment,
+// violating the triangle inequality): in absolute coordinates the constraints may remove the
+// rotation such a body cannot resist, and the run checks that the constrained mass matrix is
+// regular at every Newton matrix factorization (NewtonSystem).
 #include "model_readers.hpp"
 
+#include <liembs/io/file_guard.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/util/nearest_name.hpp>
+#include <liembs/util/warning.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
 
 #include <filesystem>
@@ -38,10 +47,25 @@ class JsonModelReader {
     throw ModelError(file_.string() + ": " + where + (where.empty() ? "" : ": ") + message);
   }
 
-  void check_keys(const json& object, const std::set<std::string>& allowed, const std::string& where) const {
+  // The authors' body keys that a run does not use, and why (C1's double_pendulum.mdl gives
+  // "omega_dot").
+  static const std::map<std::string, std::string>& ignored_body_keys() {
+    static const std::map<std::string, std::string> keys{
+        {"r_ddot", "initial accelerations follow from the dynamics"},
+        {"omega_dot", "initial accelerations follow from the dynamics"},
+        {"p_ddot", "initial accelerations follow from the dynamics"}};
+    return keys;
+  }
+
+  void check_keys(const json& object, const std::set<std::string>& allowed, const std::string& where,
+                  const std::map<std::string, std::string>& ignored = {}) const {
     for (const auto& [key, value] : object.items()) {
       (void)value;
       if (allowed.count(key)) continue;
+      if (const auto it = ignored.find(key); it != ignored.end()) {
+        warn(file_.string() + ": " + where + ": key '" + key + "' ignored (" + it->second + ")");
+        continue;
+      }
       std::string message = "unknown key '" + key + "'";
       const std::string suggestion = nearest_name(key, std::vector<std::string>(allowed.begin(), allowed.end()));
       if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
@@ -112,7 +136,7 @@ class JsonModelReader {
         ground = true;
         continue;
       }
-      check_keys(body, {"name", "id", "r", "r_dot", "A", "omega", "p", "p_dot"}, where);
+      check_keys(body, {"name", "id", "r", "r_dot", "A", "omega", "p", "p_dot"}, where, ignored_body_keys());
       RigidBody rigid;
       rigid.name = name;
       if (!body.contains("r"))
@@ -221,7 +245,7 @@ class JsonModelReader {
         try {
           g.f = std::make_shared<const TimeFunction>(TimeFunction::parse(text));
         } catch (const ExpressionError& error) {
-          fail(where, "f: cannot read the expression \"" + text + "\"" +
+          fail(where, "f: cannot read the expression \"" + TimeFunction::excerpt(text) + "\"" +
                           (error.position() ? " at character " + std::to_string(error.position()) : std::string()) +
                           ": " + error.what());
         }
@@ -281,13 +305,23 @@ Model read_json_model(const ConfigTable& table) {
   if (file.is_relative()) file = (table.file().parent_path() / file).lexically_normal();
   std::ifstream in(file);
   if (!in) table.fail("json", "JSON model file not found: " + file.string());
+  note_input(file);
   Model model;
   try {
     json root;
+    std::string last_key;  // for a number out of range, which nlohmann reports without a position
     try {
-      root = json::parse(in);
+      root = json::parse(in, [&](int, json::parse_event_t event, json& parsed) {
+        if (event == json::parse_event_t::key) last_key = parsed.get<std::string>();
+        return true;
+      });
     } catch (const json::parse_error& error) {
       throw ModelError(file.string() + ": " + error.what());
+    } catch (const json::out_of_range& error) {  // 1e400: beyond the range of a double
+      std::string what = error.what();
+      if (what.rfind("[json.exception", 0) == 0 && what.find("] ") != std::string::npos) what.erase(0, what.find("] ") + 2);
+      table.fail("json", file.string() + ": " + what + (last_key.empty() ? "" : " (the value of key '" + last_key + "')") +
+                             ": numbers must be finite doubles");
     }
     model = JsonModelReader(file).read(root);
   } catch (const ModelError& error) {
@@ -322,7 +356,12 @@ Model read_json_model(const ConfigTable& table) {
                                             "'inertia_diagonal'");
     body.inertia = body_table.contains("inertia") ? body_table.mat3("inertia")
                                                   : Mat3(body_table.vec3("inertia_diagonal").asDiagonal());
-    const std::string problem = check_inertia(body.inertia);
+    std::string problem = check_inertia(body.inertia);
+    // A singular or rod-like inertia (positive semi-definite) is the constraints' to complete.
+    if (!problem.empty() && (body.inertia - body.inertia.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * body.inertia.norm() &&
+        Eigen::SelfAdjointEigenSolver<Mat3>(body.inertia).eigenvalues().minCoeff() >= -1e-12 * body.inertia.norm() &&
+        body.inertia.norm() > 0.0)
+      problem.clear();
     if (!problem.empty())
       body_table.fail(body_table.contains("inertia") ? "inertia" : "inertia_diagonal", "body '" + name + "': " + problem);
   }

@@ -2,6 +2,7 @@
 // compiled mjModel and from mj_kinematics at qpos0. The mapping is described in
 // mjcf_import.hpp and docs/mjcf.md.
 #include <liembs/error.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/model/mjcf_import.hpp>
 #include <liembs/model/topology.hpp>
 #include <liembs/model/visual_shapes.hpp>
@@ -430,6 +431,7 @@ class Importer {
 }  // namespace
 
 Model import_mjcf(const std::filesystem::path& file) {
+  note_input(file);  // an output must not replace it (liembs/io/file_guard.hpp)
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the MJCF file");
   return Importer(file).run();

@@ -73,6 +73,13 @@ std::size_t Model::joint_dof() const {
   return dof;
 }
 
+bool Model::is_conservative() const {
+  if (!loads.empty() || has_prescribed_motion()) return false;
+  for (const auto& constraint : constraints)
+    if (constraint.f) return false;  // a driver: its constraint forces do work
+  return true;
+}
+
 bool Model::has_prescribed_motion() const {
   return std::any_of(joints.begin(), joints.end(), [](const Joint& joint) { return !joint.prescribed.empty(); });
 }
@@ -419,7 +426,7 @@ void read_prescribed_motion(const ConfigTable& table, Model& model) {
         joint.prescribed.push_back(std::make_shared<const TimeFunction>(TimeFunction::parse(expressions[k])));
       } catch (const ExpressionError& error) {
         motions->fail(name, who + "coordinate " + std::to_string(k) + ": cannot read the expression \"" +
-                                expressions[k] + "\"" +
+                                TimeFunction::excerpt(expressions[k]) + "\"" +
                                 (error.position() ? " at character " + std::to_string(error.position()) : std::string()) +
                                 ": " + error.what());
       }

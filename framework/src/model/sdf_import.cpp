@@ -2,6 +2,7 @@
 // pose and axis by its frame semantics; the model is read from its DOM. The mapping is
 // described in sdf_import.hpp and docs/sdf.md.
 #include <liembs/error.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/sdf_import.hpp>
 #include <liembs/model/topology.hpp>
@@ -413,6 +414,7 @@ class Importer {
 }  // namespace
 
 Model import_sdf(const std::filesystem::path& file) {
+  note_input(file);  // an output must not replace it (liembs/io/file_guard.hpp)
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the SDF file");
   return Importer(file).run();

@@ -2,6 +2,7 @@
 // urdfdom is built on, is read beforehand for the location of XML syntax errors, the line
 // of each <link> and <joint> element and the order of the joints in the file (urdfdom keeps
 // them in name order). The mapping to the model is described in urdf_import.hpp.
+#include <liembs/io/file_guard.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/urdf_import.hpp>
@@ -415,6 +416,7 @@ namespace {
 std::string read_urdf_text(const std::filesystem::path& file) {
   std::ifstream stream(file, std::ios::binary);
   if (!stream) throw ModelError(file.string() + ": cannot open the URDF file");
+  note_input(file);
   std::ostringstream text;
   text << stream.rdbuf();
   if (stream.bad()) throw ModelError(file.string() + ": cannot read the URDF file");

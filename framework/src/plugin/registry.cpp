@@ -1,5 +1,7 @@
 #include <liembs/plugin/registry.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/util/nearest_name.hpp>
+#include <liembs/util/warning.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -55,12 +57,16 @@ struct Registry::Impl : Registrar {
   std::vector<Entry> entries;
   std::vector<ComponentInfo> infos, shadowed;
   std::string current_library;
+  std::map<std::string, std::string> fingerprints;  // library file -> its ABI fingerprint
   bool loaded = false;
 
   void add_component(ComponentInfo info, ComponentFactory factory) override {
     info.library = current_library;
     for (const auto& entry : entries)
       if (entry.info.kind == info.kind && entry.info.name == info.name) {
+        warn(std::string(to_string(info.kind)) + " '" + info.name + "' is found in " + entry.info.library +
+             " and in " + info.library + "; using " + entry.info.library +
+             " (earlier on the plugin search path: " + search_order_text() + ")");
         shadowed.push_back(info);
         return;
       }
@@ -80,7 +86,7 @@ std::vector<SearchPathEntry> Registry::environment_search_path() {
   if (const char* env = std::getenv("LIEMBS_PLUGIN_PATH")) {
     std::stringstream stream(env);
     for (std::string item; std::getline(stream, item, ':');)
-      if (!item.empty()) path.push_back({item, "LIEMBS_PLUGIN_PATH", true});
+      if (!item.empty()) path.push_back({item, "LIEMBS_PLUGIN_PATH", true, SearchTier::environment});
   }
   return path;
 }
@@ -91,20 +97,41 @@ std::vector<SearchPathEntry> Registry::default_search_path() {
   const auto program = boost::dll::program_location(ec);
   if (!ec) {
     const fs::path beside = fs::path(program.parent_path().parent_path().string()) / LIEMBS_PLUGIN_SUBDIR;
-    path.push_back({beside, "next to " + program.string(), false});
+    path.push_back({beside, "next to " + program.string(), false, SearchTier::program});
   }
   const fs::path installed = LIEMBS_INSTALL_PLUGIN_DIR;
-  if (!installed.empty()) path.push_back({installed, "install prefix", false});
+  if (!installed.empty()) path.push_back({installed, "install prefix", false, SearchTier::install});
   return path;
 }
 
+std::string search_order_text() {
+  return "--plugin-path (Python: plugin_path=), [plugins] paths of the run file, LIEMBS_PLUGIN_PATH, "
+         "the folder lib/liembs/plugins next to the program's bin/ (Python: the plugins of the "
+         "module's own build or install), and the install prefix's lib/liembs/plugins; "
+         "the first plugin found with a name is used";
+}
+
+namespace {
+
+// The entries of both lists, sorted by tier; within a tier the added ones come first or last.
+std::vector<SearchPathEntry> merge_by_tier(std::vector<SearchPathEntry> existing,
+                                           std::vector<SearchPathEntry> added, bool added_first) {
+  auto& first = added_first ? added : existing;
+  auto& second = added_first ? existing : added;
+  first.insert(first.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
+  std::stable_sort(first.begin(), first.end(),
+                   [](const SearchPathEntry& a, const SearchPathEntry& b) { return a.tier < b.tier; });
+  return std::move(first);
+}
+
+}  // namespace
+
 void Registry::prepend_search_path(std::vector<SearchPathEntry> entries) {
-  entries.insert(entries.end(), search_path_.begin(), search_path_.end());
-  search_path_ = std::move(entries);
+  search_path_ = merge_by_tier(std::move(search_path_), std::move(entries), true);
 }
 
 void Registry::append_search_path(std::vector<SearchPathEntry> entries) {
-  search_path_.insert(search_path_.end(), entries.begin(), entries.end());
+  search_path_ = merge_by_tier(std::move(search_path_), std::move(entries), false);
 }
 
 namespace {
@@ -164,6 +191,7 @@ void Registry::load() {
 
   for (const auto& file : files) {
     const std::string name = file.string();
+    note_input(file);
     boost::dll::shared_library library;
     try {
       library.load(boost::dll::fs::path(name), boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now);
@@ -182,6 +210,7 @@ void Registry::load() {
                         "(a plugin defines its entry points with LIEMBS_PLUGIN)");
     auto& register_components = library.get<void(Registrar&)>("liembs_plugin_register");
     impl_->current_library = name;
+    impl_->fingerprints[name] = fingerprint;
     try {
       register_components(*impl_);
     } catch (const std::exception& error) {
@@ -192,6 +221,11 @@ void Registry::load() {
 }
 
 const std::vector<ComponentInfo>& Registry::components() const { return impl_->infos; }
+
+std::string Registry::abi_fingerprint(const std::string& library) const {
+  const auto found = impl_->fingerprints.find(library);
+  return found == impl_->fingerprints.end() ? std::string() : found->second;
+}
 const std::vector<ComponentInfo>& Registry::shadowed() const { return impl_->shadowed; }
 
 std::vector<std::string> Registry::names(Kind kind) const {

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace liembs {
 
@@ -170,6 +171,49 @@ std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const E
   for (std::size_t i = 1; i < norms.size(); ++i)
     if (!(norms[i] <= norms[worst])) worst = i;  // NaN counts as worst
   return describe(blocks[worst]) + " (" + symbol + " = " + format_number(norms[worst], 3) + ")";
+}
+
+std::string singular_driver(ConstrainedSystem& system, const State& state) {
+  const std::vector<ConstraintBlock>& blocks = system.blocks();
+  if (std::none_of(blocks.begin(), blocks.end(), [](const ConstraintBlock& block) { return block.driver; })) return {};
+  DaeTerms terms;
+  system.evaluate(state, terms, dae::jacobian);
+  const Eigen::MatrixXd& J = terms.jacobian;
+  const ConstraintBlock* found = nullptr;
+  double least = std::numeric_limits<double>::infinity();
+  for (const ConstraintBlock& block : blocks) {
+    if (!block.driver) continue;
+    // The part of each driver row outside the span of the other rows, relative to the row.
+    Eigen::MatrixXd others(J.rows() - block.rows, J.cols());
+    others << J.topRows(block.first), J.bottomRows(J.rows() - block.first - block.rows);
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(others.transpose());
+    qr.setThreshold(1e-10);
+    const Eigen::MatrixXd basis = Eigen::MatrixXd(qr.householderQ()).leftCols(qr.rank());
+    // Relative to the largest row of J: a DP1 driver's row also vanishes at its singular
+    // point (d/dt cos(theta) = -sin(theta) theta'), not only turns into the others' span.
+    const double scale = J.rowwise().norm().maxCoeff();
+    for (Eigen::Index r = block.first; r < block.first + block.rows; ++r) {
+      const Eigen::VectorXd row = J.row(r).transpose();
+      const double independent = scale > 0.0 ? (row - basis * (basis.transpose() * row)).norm() / scale : 0.0;
+      if (independent < least) {
+        least = independent;
+        found = &block;
+      }
+    }
+  }
+  if (!found || !(least < 0.1)) return {};
+  std::string message = "the driver '" + found->name + "' is at or near a singular point at t = " +
+                        format_number(state.time, 6) + " s: its constraint row vanishes or is nearly a combination of the other "
+                        "constraints' rows there (independent part " + format_number(least, 2) +
+                        " of the largest constraint row; a DP1 driver f = cos(theta(t)) is singular where |f| = 1), so it no longer "
+                        "drives the mechanism";
+  if (found->has_alternate)
+    message += "; its alternate did not take over (drivers swap where | |f| - 1 | < 0.1, [model] driver_swap_time)";
+  else
+    message += "; give it an alternate driver that holds on the same motion and is regular there "
+               "([model.drivers." + found->name + ".alternate] for a JSON model, [model.constraints.alternate] "
+               "in TOML; docs/geometric-constraints.md), which the run swaps in near such points";
+  return message;
 }
 
 void velocity_violation(const DaeTerms& terms, const Eigen::VectorXd& velocities, Eigen::VectorXd& out) {

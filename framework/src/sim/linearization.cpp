@@ -6,6 +6,7 @@
 
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/plugin/group.hpp>
@@ -181,9 +182,7 @@ Linearization linearize_run(Run& run, std::optional<double> at) {
 }
 
 void write_linearization(const Run& run, const Linearization& linearization, const std::filesystem::path& directory) {
-  std::error_code ec;
-  std::filesystem::create_directories(directory, ec);
-  if (ec) throw Error(directory.string() + ": cannot create the output folder: " + ec.message());
+  prepare_output_folder(directory);
   AtomicFile a(directory / "A.csv"), b(directory / "B.csv"), summary(directory / "linearization.json");
   write_matrix(a.stream(), linearization.A, linearization.state_names, linearization.state_names);
   write_matrix(b.stream(), linearization.B, linearization.state_names, linearization.input_names);

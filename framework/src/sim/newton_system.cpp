@@ -1,6 +1,10 @@
+#include <liembs/error.hpp>
 #include <liembs/sim/newton_system.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -85,13 +89,15 @@ double block_dot(const double* x, const double* y, Eigen::Index n) {
   return sum;
 }
 // In-place inverse of a small column-major n x n matrix by Gauss-Jordan elimination with
-// partial pivoting, N = n fixed at compile time. A zero pivot leaves non-finite entries (the
-// solve then gives non-finite numbers, which the integrators report as a singular matrix).
+// partial pivoting, N = n fixed at compile time. Returns the smallest pivot relative to the
+// largest entry (0 for a singular matrix, whose inverse is then not finite).
 template <int N>
-void invert_in_place(double* a) {
+double invert_in_place(double* a) {
   constexpr Eigen::Index n = N;
   Eigen::Index pivots[N];
   double column_k[N];
+  double scale = 0.0, smallest_pivot = std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < n * n; ++i) scale = std::max(scale, std::abs(a[i]));
   for (Eigen::Index k = 0; k < n; ++k) {
     Eigen::Index pivot = k;
     for (Eigen::Index i = k + 1; i < n; ++i)
@@ -101,6 +107,7 @@ void invert_in_place(double* a) {
       for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
     for (Eigen::Index i = 0; i < n; ++i) column_k[i] = a[k * n + i], a[k * n + i] = 0.0;
     a[k * n + k] = 1.0;
+    smallest_pivot = std::min(smallest_pivot, std::abs(column_k[k]));
     const double inverse = 1.0 / column_k[k];
     for (Eigen::Index j = 0; j < n; ++j) {
       double* column = a + j * n;
@@ -112,7 +119,12 @@ void invert_in_place(double* a) {
   for (Eigen::Index k = n - 1; k >= 0; --k)  // undo the row swaps on the columns of the inverse
     if (pivots[k] != k)
       for (Eigen::Index i = 0; i < n; ++i) std::swap(a[k * n + i], a[pivots[k] * n + i]);
+  return scale > 0.0 ? smallest_pivot / scale : 0.0;
 }
+
+// Below this pivot ratio a body block counts as singular (a zero principal moment of inertia
+// at rest), and the whole matrix is factorized instead.
+constexpr double singular_pivot = 1e-12;
 
 template <int N>
 void block_axpy(double a, const double* x, double* y, Eigen::Index n) {
@@ -140,21 +152,39 @@ void NewtonSystem::factorize(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J,
   m_ = J.rows();
   blocks_ = m_ > 0 && is_block_diagonal(A, block_size, bodies);
   if (!blocks_) {
-    dense_.setZero(n_ + m_, n_ + m_);
-    dense_.topLeftCorner(n_, n_) = A;
-    if (m_ > 0) {
-      dense_.block(0, n_, n_, m_) = J.transpose();
-      dense_.block(n_, 0, m_, n_) = J;
-    }
-    dense_lu_.compute(dense_);
+    factorize_dense(A, J);
     return;
   }
   block_size_ = block_size;
   bodies_.resize(static_cast<std::size_t>(bodies));
   find_body_rows(J, augment);
   schur_.setZero(m_, m_);
+  singular_block_ = false;
   with_block_size(block_size, [&](auto N) { factorize_blocks<decltype(N)::value>(A, J); });
+  if (singular_block_) {
+    // A body whose mass matrix is singular (a rod-like inertia, paper 004's four link): the
+    // constraints may still make the whole matrix regular; check that it is.
+    blocks_ = false;
+    factorize_dense(A, J);
+    const Eigen::VectorXd pivots = dense_lu_.matrixLU().diagonal().cwiseAbs();
+    if (!(pivots.minCoeff() > singular_pivot * pivots.maxCoeff()))
+      throw SimulationError("the Newton matrix [[M + beta h C, J^T], [J, 0]] is singular: a body's mass matrix is singular "
+                            "(an inertia with a zero principal moment) about a direction the constraints do not hold "
+                            "(smallest pivot " + std::to_string(pivots.minCoeff() / pivots.maxCoeff()) +
+                            " of the largest)");
+    return;
+  }
   schur_lu_.compute(schur_);
+}
+
+void NewtonSystem::factorize_dense(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J) {
+  dense_.setZero(n_ + m_, n_ + m_);
+  dense_.topLeftCorner(n_, n_) = A;
+  if (m_ > 0) {
+    dense_.block(0, n_, n_, m_) = J.transpose();
+    dense_.block(n_, 0, m_, n_) = J;
+  }
+  dense_lu_.compute(dense_);
 }
 
 // Per body, the constraint rows with an entry in its columns, and (augment) those of them with
@@ -212,12 +242,15 @@ void NewtonSystem::factorize_blocks(const Eigen::MatrixXd& A, const Eigen::Matri
     // The block's inverse: A_b^-1 J_b^T and, in solve(), A_b^-1 b are then small products.
     body.inverse = block_;
     if constexpr (N > 0) {
-      invert_in_place<N>(body.inverse.data());
+      if (!(invert_in_place<N>(body.inverse.data()) > singular_pivot)) singular_block_ = true;
       body.inverse_jacobian_t.resize(size, k);
       body.inverse_jacobian_t.noalias() =
           Eigen::Map<const Eigen::Matrix<double, N, N>>(body.inverse.data()).lazyProduct(body.jacobian_t);
     } else {
-      body.inverse = Eigen::PartialPivLU<Eigen::MatrixXd>(block_).inverse();
+      const Eigen::PartialPivLU<Eigen::MatrixXd> lu(block_);
+      const Eigen::VectorXd pivots = lu.matrixLU().diagonal().cwiseAbs();
+      if (!(pivots.minCoeff() > singular_pivot * block_.cwiseAbs().maxCoeff())) singular_block_ = true;
+      body.inverse = lu.inverse();
       body.inverse_jacobian_t.noalias() = body.inverse * body.jacobian_t;
     }
     // S += J_b A_b^-1 J_b^T on the body's rows.

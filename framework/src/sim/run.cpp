@@ -1,7 +1,10 @@
 #include "run_json.hpp"
+#include "../host/run_recorders.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/io/file_guard.hpp>
+#include <liembs/lie/so3.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
@@ -9,6 +12,7 @@
 #include <liembs/util/interrupt.hpp>
 #include <liembs/util/format.hpp>
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +27,50 @@
 namespace liembs {
 
 namespace {
+
+// "'link2' (principal moments 0, 0.01, 12.4)" for each body whose inertia has a zero
+// principal moment (JSON models may have them), for the messages of a singular system.
+std::string singular_inertia_bodies(const Model& model) {
+  std::string out;
+  for (const RigidBody& body : model.bodies) {
+    const Vec3 moments = Eigen::SelfAdjointEigenSolver<Mat3>(body.inertia).eigenvalues();
+    if (moments.minCoeff() > 1e-12 * moments.maxCoeff()) continue;
+    out += std::string(out.empty() ? "" : ", ") + "'" + body.name + "' (principal moments " + format_number(moments(0), 3) +
+           ", " + format_number(moments(1), 3) + ", " + format_number(moments(2), 3) + ")";
+  }
+  return out;
+}
+
+// The bodies the initial projection moved by more than RunSettings::initial_projection_tolerance
+// (position in m, orientation in rad, velocity in m/s and rad/s, world frame), the largest
+// move first, or "" when none did.
+std::string initial_projection_moves(const Model& model, ForwardDynamics& dynamics, const State& given,
+                                     const State& projected) {
+  std::vector<Pose> before, after;
+  std::vector<Vec6> twists_before, twists_after;
+  dynamics.body_motion(given, before, twists_before);
+  dynamics.body_motion(projected, after, twists_after);
+  std::vector<std::pair<double, std::string>> moved;
+  for (std::size_t b = 0; b < model.bodies.size() && b < before.size(); ++b) {
+    const Pose &p0 = before[b], &p1 = after[b];
+    const double amounts[4] = {
+        (p1.r - p0.r).norm(), so3::log(p0.R.transpose() * p1.R).norm(),
+        (p1.R * twists_after[b].tail<3>() - p0.R * twists_before[b].tail<3>()).norm(),
+        (p1.R * twists_after[b].head<3>() - p0.R * twists_before[b].head<3>()).norm()};
+    const double largest = *std::max_element(std::begin(amounts), std::end(amounts));
+    if (!(largest > RunSettings::initial_projection_tolerance)) continue;
+    static const char* const what[4] = {" m in position", " rad in orientation", " m/s in velocity", " rad/s in angular velocity"};
+    std::string text;
+    for (int k = 0; k < 4; ++k)
+      if (amounts[k] > RunSettings::initial_projection_tolerance)
+        text += std::string(text.empty() ? "" : ", ") + format_number(amounts[k], 3) + what[k];
+    moved.emplace_back(largest, "'" + model.bodies[b].name + "' by " + text);
+  }
+  std::stable_sort(moved.begin(), moved.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  for (const auto& [amount, text] : moved) out += std::string(out.empty() ? "" : "; ") + text;
+  return out;
+}
 
 // Creates the component named by `section.name`; an unknown name is reported at the
 // position of the `name` key.
@@ -53,13 +101,21 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
     for (const auto& item : plugins->strings_or("paths", {})) {
       std::filesystem::path path(item);
       if (path.is_relative()) path = base / path;
-      paths.push_back({path, plugins->location("paths") + " [plugins] paths", true});
+      paths.push_back({path, plugins->location("paths") + " [plugins] paths", true, SearchTier::run_file});
     }
     registry.prepend_search_path(std::move(paths));
   }
   registry.load();
 
   run.model = std::make_shared<const Model>(load_model(root.table("model")));
+  {
+    const ConfigTable model = root.table("model");
+    run.settings.allow_initial_projection = model.boolean_or("allow_initial_projection", false);
+    run.settings.driver_swap_time =
+        model.choice_or("driver_swap_time", {"step-start", "step-end"}, "step-start") == "step-end"
+            ? RunSettings::DriverSwapTime::step_end
+            : RunSettings::DriverSwapTime::step_start;
+  }
   if (!simulate && run.model->has_prescribed_motion())
     root.table("model").fail("prescribed", "prescribed joint motion is for 'liembs run'; 'liembs eval' takes the "
                                            "motion from its input columns (algorithm 'hybrid-dynamics', "
@@ -105,6 +161,16 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   }
 
   document->reject_unused_keys();
+  // Which plugin file gave each component (summary.json "provenance").
+  const auto record_plugin = [&](Kind kind, const std::string& name) {
+    const ComponentInfo& info = registry.find(kind, name);
+    run.plugins.push_back({std::string(to_string(kind)), info.name, info.version, info.library,
+                           registry.abi_fingerprint(info.library)});
+  };
+  record_plugin(Kind::group, run.group_name);
+  record_plugin(Kind::algorithm, run.algorithm_name);
+  if (run.representation) record_plugin(Kind::representation, run.representation_name);
+  if (run.integrator) record_plugin(Kind::integrator, run.integrator_name);
 
   const DynamicsContext context{run.model, *run.group, run.group_name, run.representation.get(),
                                 run.representation_name};
@@ -125,77 +191,6 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
 
 namespace {
 
-void write_csv_header(std::ostream& out, const Model& model, const ConstrainedSystem* constraints,
-                      bool normalization_column, bool with_multipliers, const PrescribedMotion* prescribed) {
-  out << "time";
-  for (const auto& body : model.bodies) {
-    for (const char* column : {"x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"})
-      out << ',' << body.name << '.' << column;
-  }
-  out << ",kinetic_energy,potential_energy,total_energy"
-         ",angular_momentum_x,angular_momentum_y,angular_momentum_z"
-         ",linear_momentum_x,linear_momentum_y,linear_momentum_z,orthogonality_error";
-  if (normalization_column) out << ",normalization_error";
-  if (constraints) {
-    for (const auto& block : constraints->blocks()) out << ",violation." << block.name;
-    for (const auto& block : constraints->blocks()) out << ",velocity_violation." << block.name;
-  }
-  if (prescribed)  // the generalized force each prescribed coordinate needs
-    for (const auto& name : prescribed->prescribed_coordinates()) out << ",tau." << name;
-  if (with_multipliers) {
-    for (const auto& block : constraints->blocks())
-      for (Eigen::Index k = 0; k < block.rows; ++k) {
-        out << ",multiplier." << block.name;
-        if (block.rows > 1) out << '.' << k;
-      }
-  }
-  out << '\n';
-}
-
-// The integrator's multipliers lambda (one per constraint row), or NaN where it has none yet
-// (the initial row).
-void write_csv_multipliers(std::ostream& out, const Eigen::VectorXd* multipliers, Eigen::Index count) {
-  const bool known = multipliers && multipliers->size() == count;
-  for (Eigen::Index k = 0; k < count; ++k) out << ',' << (known ? (*multipliers)(k) : std::nan(""));
-}
-
-void write_csv_row(std::ostream& out, double time, const std::vector<Pose>& poses, const std::vector<Vec6>& twists,
-                   const Invariants& invariants, const double* normalization_error,
-                   const std::vector<double>& violations) {
-  out << time;
-  for (std::size_t i = 0; i < poses.size(); ++i) {
-    const Pose& pose = poses[i];
-    Eigen::Quaterniond q(pose.R);
-    if (q.w() < 0) q.coeffs() *= -1.0;
-    const Vec3 velocity = pose.R * twists[i].tail<3>();
-    const Vec3 omega = twists[i].head<3>();
-    out << ',' << pose.r.x() << ',' << pose.r.y() << ',' << pose.r.z() << ',' << q.w() << ',' << q.x() << ','
-        << q.y() << ',' << q.z() << ',' << omega.x() << ',' << omega.y() << ',' << omega.z() << ','
-        << velocity.x() << ',' << velocity.y() << ',' << velocity.z();
-  }
-  const auto& L = invariants.angular_momentum;
-  const auto& p = invariants.linear_momentum;
-  out << ',' << invariants.kinetic_energy << ',' << invariants.potential_energy << ','
-      << invariants.total_energy() << ',' << L.x() << ',' << L.y() << ',' << L.z() << ',' << p.x() << ','
-      << p.y() << ',' << p.z() << ',' << invariants.orthogonality_error;
-  if (normalization_error) out << ',' << *normalization_error;
-  for (const double v : violations) out << ',' << v;
-}
-
-void write_csv_values(std::ostream& out, const Eigen::VectorXd& values) {
-  for (const double v : values) out << ',' << v;
-}
-
-// Per-joint ||g|| and ||J V - nu|| at a state, in this order.
-std::vector<double> constraint_violations(ConstrainedSystem& constraints, const State& state, DaeTerms& terms) {
-  constraints.evaluate(state, terms, dae::position_terms);
-  std::vector<double> values = block_norms(constraints.blocks(), terms.residual);
-  Eigen::VectorXd rates;
-  velocity_violation(terms, state.velocities, rates);
-  for (const double v : block_norms(constraints.blocks(), rates)) values.push_back(v);
-  return values;
-}
-
 // Names the first body whose motion is not finite, for the error message.
 std::string first_non_finite(const Model& model, ForwardDynamics& dynamics, const State& state) {
   std::vector<Pose> poses;
@@ -207,113 +202,108 @@ std::string first_non_finite(const Model& model, ForwardDynamics& dynamics, cons
   return "the joint coordinates";
 }
 
+// RunOutput::observer as a recorder.
+class Observer final : public RunRecorder {
+ public:
+  explicit Observer(const std::function<void(const RunSample&)>& observer) : observer_(observer) {}
+  void record(const RunSample& sample) override { observer_(sample); }
+
+ private:
+  const std::function<void(const RunSample&)>& observer_;
+};
+
 }  // namespace
 
+// The step loop (as MuJoCo's mj_step over (m, d)): step, chart switch, finiteness check, and
+// the complete sample to every recorder (host/run_recorders.hpp).
 RunSummary execute_run(Run& run, const RunOutput& output) {
-  const Model& model = *run.model;
   ForwardDynamics& dynamics = *run.dynamics;
+  const Model& model = *run.model;
   StateSpace space(*run.group, dynamics.free_bodies(), dynamics.joint_coordinates());
   State state = dynamics.initial_state();
-  ConstrainedSystem* constraints = dynamics.constraints();
+  RunSampler sampler(run, space);
   RunSummary summary;
-  // Joints with a prescribed motion: their coordinates follow q(t) (prescribe), their forces
-  // are output columns, and the work they do balances the change of energy.
-  PrescribedMotion* const prescribed = model.has_prescribed_motion() ? dynamic_cast<PrescribedMotion*>(&dynamics) : nullptr;
-  Eigen::VectorXd prescribed_forces, prescribed_rates;
-  double prescribed_power = 0.0;
-  auto update_prescribed = [&](const State& x) {
-    if (!prescribed) return;
-    prescribed->prescribed_forces(x, prescribed_forces, prescribed_rates);
-    prescribed_power = prescribed_forces.dot(prescribed_rates);
-  };
-  if (prescribed) {
+  ConstrainedSystem* const constraints = sampler.constraints();
+  if (PrescribedMotion* const prescribed = sampler.prescribed()) {  // coordinates follow q(t)
     prescribed->prescribe(state);
     summary.prescribed_coordinates = prescribed->prescribed_coordinates();
   }
-  DaeTerms constraint_terms;
-  std::vector<double> violations;
   if (constraints) {
     // Consistent initial conditions: the configuration onto g = 0, the velocities onto J V = nu
     // keeping the rates the file gives.
+    const State given = state;
     try {
       summary.initial_projection_iterations = make_initial_state_consistent(space, *constraints, state);
     } catch (const SimulationError& error) {
-      throw SimulationError(std::string("the initial state cannot be made consistent with the joints: ") + error.what());
+      const std::string singular = singular_inertia_bodies(model);
+      throw SimulationError(std::string("the initial state cannot be made consistent with the joints: ") + error.what() +
+                            (singular.empty() ? "" : "; bodies with a singular inertia, which the constraints must hold "
+                                                     "about its zero axis: " + singular));
+    }
+    // Absolute coordinates without joints (geometric constraints, the authors' JSON models): the
+    // file gives every body's pose and velocity, and a projection that moves them is a file that
+    // says something else than it meant (issue 33 item 4). Joints' coordinates are another
+    // matter: a loop's unlisted coordinates follow from the projection by design.
+    if (space.joint_coordinates() == 0 && model.joints.empty() && !run.settings.allow_initial_projection) {
+      const std::string moved = initial_projection_moves(model, dynamics, given, state);
+      if (!moved.empty())
+        throw ModelError(run.config_file.string() + ": the initial state does not satisfy the constraints: making it " +
+                         "consistent moves body " + moved + " (more than " +
+                         format_number(RunSettings::initial_projection_tolerance, 3) +
+                         "); correct the initial poses, velocities or drivers, or set [model] "
+                         "allow_initial_projection = true to start from the projected state");
     }
     for (const auto& block : constraints->blocks()) summary.constraint_names.push_back(block.name);
-    violations = constraint_violations(*constraints, state, constraint_terms);
-    const auto count = constraints->blocks().size();
-    summary.constraint_violation_max.assign(violations.begin(), violations.begin() + static_cast<long>(count));
-    summary.velocity_violation_max.assign(violations.begin() + static_cast<long>(count), violations.end());
-  }
-  std::vector<Pose> poses;
-  std::vector<Vec6> twists;
-  auto invariants_at = [&](const State& x) {
-    dynamics.body_motion(x, poses, twists);
-    return compute_invariants(model, poses, twists);
-  };
-
-  // Parameterizations with an invariant of their own (rp: p^T p = 1) report its error.
-  const bool has_normalization = space.body_coordinates().internal_constraints > 0 && space.free_bodies() > 0;
-  std::unique_ptr<AtomicFile> trajectory, summary_file;
-  // Integrators that solve for lambda (bdf, kinematics) get one column per constraint row.
-  const Eigen::Index multiplier_columns =
-      constraints && run.integrator->multipliers() ? constraints->constraint_count() : 0;
-  if (output.directory) {
-    std::error_code ec;
-    std::filesystem::create_directories(*output.directory, ec);
-    if (ec) throw Error(output.directory->string() + ": cannot create the output folder: " + ec.message());
-    if (run.write_trajectory) {
-      trajectory = std::make_unique<AtomicFile>(*output.directory / "trajectory.csv");
-      trajectory->stream() << std::setprecision(17);
-      write_csv_header(trajectory->stream(), model, constraints, has_normalization, multiplier_columns > 0, prescribed);
-    }
-    summary_file = std::make_unique<AtomicFile>(*output.directory / "summary.json");
   }
 
-  const Invariants initial = invariants_at(state);
-  double normalization_error = space.normalization_error(state);
-  summary.normalization_error_max = normalization_error;
-  update_prescribed(state);
-  if (trajectory) {
-    write_csv_row(trajectory->stream(), state.time, poses, twists, initial,
-                  has_normalization ? &normalization_error : nullptr, violations);
-    write_csv_values(trajectory->stream(), prescribed_forces);
-    write_csv_multipliers(trajectory->stream(), nullptr, multiplier_columns);
-    trajectory->stream() << '\n';
-  }
-  if (output.observer) output.observer(RunSample{state.time, poses, twists, initial, violations});
-  // Drifts are relative to the largest magnitude the run reaches: for the energy, |E(0)| or the
-  // largest kinetic energy; for the angular momentum, its largest norm. A system released from
-  // rest may start with E(0) = 0 and L(0) = 0 (relative to those alone, a drift would be 1e300).
-  double energy_scale = std::max(std::abs(initial.total_energy()), initial.kinetic_energy);
-  double energy_change_max = 0.0, balance_change_max = 0.0;
-  double momentum_scale = initial.angular_momentum.norm(), momentum_change_max = 0.0;
-
-  summary.energy_initial = initial.total_energy();
-  summary.energy_scale = energy_scale;  // a run of no steps reports the initial state's scales
-  summary.angular_momentum_scale = momentum_scale;
-  summary.orthogonality_error_max = initial.orthogonality_error;
+  RunMeasures measures(summary);
+  std::unique_ptr<RunFiles> files;
+  if (output.directory) files = std::make_unique<RunFiles>(run, *output.directory);
+  std::unique_ptr<Observer> observer;
+  if (output.observer) observer = std::make_unique<Observer>(output.observer);
+  std::unique_ptr<ProgressLine> progress;
+  if (output.progress) progress = std::make_unique<ProgressLine>(run.settings.end_time);
+  std::vector<RunRecorder*> recorders{&measures};
+  for (RunRecorder* recorder : {static_cast<RunRecorder*>(files.get()), static_cast<RunRecorder*>(observer.get()),
+                                static_cast<RunRecorder*>(progress.get())})
+    if (recorder) recorders.push_back(recorder);
+  recorders.insert(recorders.end(), output.recorders.begin(), output.recorders.end());
+  summary.columns = sampler.layout().columns;
+  for (RunRecorder* recorder : recorders) recorder->begin(summary.columns);
 
   const double end_time = run.settings.end_time, step_size = run.settings.step_size;
   const auto steps = static_cast<long long>(std::ceil(end_time / step_size - 1e-9));
-  const bool show_progress = output.progress && ::isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  auto last_progress = start;
-  bool progress_shown = false;
-
+  const long long every = run.settings.output_every;
+  auto record = [&](long long k) {
+    const RunSample sample = sampler.sample(state, k, k % every == 0 || k == steps);
+    for (RunRecorder* recorder : recorders) recorder->record(sample);
+  };
   auto interrupted_where = [&] {
     return "at t = " + shortest_number(state.time) + " s (" + std::to_string(summary.steps) + " of " +
            std::to_string(steps) + " steps done)";
   };
+  const auto start = std::chrono::steady_clock::now();
+  record(0);
   run.integrator->start(space, state);
   for (long long k = 1; k <= steps; ++k) {
     throw_if_interrupted(interrupted_where);
-    if (trajectory && (k & 1023) == 0) trajectory->check();
     const double h = (k == steps) ? end_time - state.time : step_size;
     const double time_before = state.time;
-    if (constraints) summary.driver_swaps += constraints->switch_drivers(state);
-    run.integrator->step(space, dynamics, state, h);
+    if (constraints)
+      summary.driver_swaps += constraints->switch_drivers(
+          run.settings.driver_swap_time == RunSettings::DriverSwapTime::step_end ? state.time + h : state.time);
+    try {
+      run.integrator->step(space, dynamics, state, h);
+    } catch (const SimulationError& error) {
+      // A driver at a singular point shows as a failed Newton iteration or a singular matrix:
+      // say so first (the integrator's message names the symptom).
+      const std::string driver = constraints ? singular_driver(*constraints, state) : std::string();
+      if (!driver.empty()) throw SimulationError(driver + " (" + error.what() + ")");
+      const std::string singular = singular_inertia_bodies(model);
+      if (singular.empty()) throw;
+      throw SimulationError(std::string(error.what()) + "; bodies with a singular inertia, which the constraints must "
+                            "hold about its zero axis: " + singular);
+    }
     if (!StateSpace::is_finite(state))
       throw SimulationError("the state of " + first_non_finite(model, dynamics, state) +
                             " is not finite after the step from t = " + shortest_number(time_before) +
@@ -326,110 +316,19 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
       run.integrator->charts_switched(space, state);
     }
     ++summary.steps;
-    const Invariants now = invariants_at(state);
-    energy_scale = std::max(energy_scale, now.kinetic_energy);
-    energy_change_max = std::max(energy_change_max, std::abs(now.total_energy() - initial.total_energy()));
-    summary.energy_drift_max = relative_change(energy_change_max, energy_scale);
-    if (prescribed) {  // W(t) by the trapezoidal rule in the power tau . q'
-      const double power_before = prescribed_power;
-      update_prescribed(state);
-      summary.prescribed_work += 0.5 * (state.time - time_before) * (power_before + prescribed_power);
-      balance_change_max = std::max(
-          balance_change_max, std::abs(now.total_energy() - initial.total_energy() - summary.prescribed_work));
-      summary.energy_balance_error_max = relative_change(balance_change_max, energy_scale);
-    }
-    momentum_scale = std::max(momentum_scale, now.angular_momentum.norm());
-    momentum_change_max = std::max(momentum_change_max, (now.angular_momentum - initial.angular_momentum).norm());
-    summary.angular_momentum_drift_max = relative_change(momentum_change_max, momentum_scale);
-    summary.energy_scale = energy_scale;
-    summary.angular_momentum_scale = momentum_scale;
-    summary.orthogonality_error_max = std::max(summary.orthogonality_error_max, now.orthogonality_error);
-    normalization_error = space.normalization_error(state);
-    summary.normalization_error_max = std::max(summary.normalization_error_max, normalization_error);
-    if (constraints) {
-      violations = constraint_violations(*constraints, state, constraint_terms);
-      const std::size_t count = summary.constraint_names.size();
-      for (std::size_t i = 0; i < count; ++i) {
-        summary.constraint_violation_max[i] = std::max(summary.constraint_violation_max[i], violations[i]);
-        summary.velocity_violation_max[i] = std::max(summary.velocity_violation_max[i], violations[count + i]);
-      }
-    }
-    if (output.observer) output.observer(RunSample{state.time, poses, twists, now, violations});
-    if (trajectory && (k % run.settings.output_every == 0 || k == steps)) {
-      write_csv_row(trajectory->stream(), state.time, poses, twists, now,
-                    has_normalization ? &normalization_error : nullptr, violations);
-      write_csv_values(trajectory->stream(), prescribed_forces);
-      write_csv_multipliers(trajectory->stream(), run.integrator->multipliers(), multiplier_columns);
-      trajectory->stream() << '\n';
-    }
-    if (k == steps) summary.energy_final = now.total_energy();
-
-    if (show_progress && (k & 63) == 0) {
-      const auto clock = std::chrono::steady_clock::now();
-      if (clock - start > std::chrono::seconds(1) && clock - last_progress > std::chrono::milliseconds(250)) {
-        last_progress = clock;
-        progress_shown = true;
-        std::fprintf(stderr, "\r  t = %.4g / %.4g s  (%3.0f %%)", state.time, end_time, 100.0 * state.time / end_time);
-        std::fflush(stderr);
-      }
-    }
+    record(k);
   }
-  if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
   throw_if_interrupted(interrupted_where);
   summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.simulated_seconds = state.time;
   summary.final_state = state;
-  if (prescribed) prescribed->prescribe(summary.final_state);  // integrated alongside, never used: exact
-
-  if (summary_file) {
-    // Keys in the order written; non-finite numbers become null.
-    nlohmann::ordered_json json;
-    // Absolute, so that `liembs view` finds the model from any folder.
-    json["config"] = std::filesystem::absolute(run.config_file).lexically_normal().string();
-    json["title"] = run.title;
-    json["choices"] = run_choices(run);
-    json["step_size"] = step_size;
-    json["end_time"] = end_time;
-    json["steps"] = summary.steps;
-    json["wall_time_seconds"] = summary.wall_seconds;
-    json["steps_per_second"] = summary.steps / std::max(summary.wall_seconds, 1e-12);
-    json["conservative"] = model.is_conservative();
-    json["force_free"] = model.is_force_free();
-    json["energy_initial"] = summary.energy_initial;
-    json["energy_final"] = summary.energy_final;
-    json["energy_drift_max_relative"] = summary.energy_drift_max;
-    json["angular_momentum_drift_max_relative"] = summary.angular_momentum_drift_max;
-    json["orthogonality_error_max"] = summary.orthogonality_error_max;
-    if (has_normalization) json["normalization_error_max"] = summary.normalization_error_max;
-    if (space.chart_dimension() > 0) json["chart_switches"] = summary.chart_switches;
-    if (prescribed) {
-      std::vector<std::string> joints;  // each prescribed joint once
-      for (const auto& joint : model.joints)
-        if (!joint.prescribed.empty()) joints.push_back(joint.name);
-      json["prescribed_joints"] = joints;
-      json["prescribed_coordinates"] = summary.prescribed_coordinates;
-      json["prescribed_work"] = summary.prescribed_work;
-      if (model.is_conservative()) json["energy_balance_error_max_relative"] = summary.energy_balance_error_max;
-    }
-    if (constraints) {
-      json["initial_projection_iterations"] = summary.initial_projection_iterations;
-      json["driver_swaps"] = summary.driver_swaps;
-      json["redundant_constraints"] = constraints->redundant_constraints();
-      auto per_joint = [&](const std::vector<double>& values) {
-        auto object = nlohmann::ordered_json::object();
-        for (std::size_t i = 0; i < values.size(); ++i) object[summary.constraint_names[i]] = values[i];
-        return object;
-      };
-      json["constraint_violation_max"] = per_joint(summary.constraint_violation_max);
-      json["velocity_violation_max"] = per_joint(summary.velocity_violation_max);
-    }
-    auto statistics = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : run.integrator->statistics()) statistics[name] = value;
-    json["integrator_statistics"] = std::move(statistics);
-    summary_file->stream() << json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
-    if (trajectory) trajectory->commit();
-    summary_file->commit();
-  }
+  if (sampler.prescribed()) sampler.prescribed()->prescribe(summary.final_state);  // integrated alongside, never used: exact
+  summary.normalization = sampler.layout().shape.normalization;
+  summary.charts = space.chart_dimension() > 0;
+  summary.constrained = constraints != nullptr;
+  if (constraints) summary.redundant_constraints = constraints->redundant_constraints();
+  summary.integrator_statistics = run.integrator->statistics();
+  for (RunRecorder* recorder : recorders) recorder->end(summary);
   return summary;
 }
 

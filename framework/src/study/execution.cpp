@@ -90,6 +90,7 @@ void run_algorithm_case(const Definition& definition, const Case& item, const st
   record.algorithm = run.algorithm_name;
   record.representation = run.representation_name;
   for (const auto& body : run.model->bodies) record.bodies.push_back(body.name);
+  record.plugins = run.plugins;
   BatchEvaluator& evaluator = *run.evaluator;
   record.inputs = evaluator.input_columns().size();
   record.outputs = evaluator.output_columns().size();
@@ -153,7 +154,7 @@ Prepared prepare(const Definition& definition, const Case& item, const std::vect
     auto document = case_document(definition, item);
     const bool algorithms = definition.kind == StudyKind::algorithms;
     Run run = load_run(document, registry, algorithms ? RunPurpose::evaluate : RunPurpose::simulate);
-    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 2\nconfig " +
+    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 3\nconfig " +
                       std::filesystem::absolute(run.config_file).lexically_normal().string() + "\n";
     for (const auto& [kind, name] : {std::pair{Kind::group, run.group_name}, {Kind::algorithm, run.algorithm_name},
                                      {Kind::integrator, run.integrator_name},
@@ -168,6 +169,7 @@ Prepared prepare(const Definition& definition, const Case& item, const std::vect
         key += "compared with " + compared + " " + registry.find(Kind::representation, compared).version + "\n";
     } else {
       key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
+      key += "repetitions " + std::to_string(definition.measure.repetitions) + "\n";
     }
     key += document->to_toml();
     prepared.hash = fnv1a_hex(key);
@@ -356,6 +358,7 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
     record.step_size = run.settings.step_size;
     record.sample_interval = sample_interval_of(definition, run);
     for (const auto& body : run.model->bodies) record.bodies.push_back(body.name);
+    record.plugins = run.plugins;
 
     const double interval = record.sample_interval, end_time = record.end_time;
     double energy_initial = 0.0;  // the drift series are divided by the run's scales at its end
@@ -373,17 +376,9 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
         momentum_initial = invariants.angular_momentum;
       }
       record.times.push_back(t);
-      std::vector<double> motion;
-      motion.reserve(sample.poses.size() * motion_per_body);
-      for (std::size_t b = 0; b < sample.poses.size(); ++b) {
-        const Pose& pose = sample.poses[b];
-        Eigen::Quaterniond q(pose.R);
-        if (q.w() < 0) q.coeffs() *= -1.0;
-        const Vec3 omega = sample.twists[b].head<3>();
-        const Vec3 velocity = pose.R * sample.twists[b].tail<3>();
-        motion.insert(motion.end(), {pose.r.x(), pose.r.y(), pose.r.z(), q.w(), q.x(), q.y(), q.z(), omega.x(),
-                                     omega.y(), omega.z(), velocity.x(), velocity.y(), velocity.z()});
-      }
+      std::vector<double> motion(sample.poses.size() * motion_per_body);  // as trajectory.csv's <body>.* columns
+      for (std::size_t b = 0; b < sample.poses.size(); ++b)
+        body_motion_values(sample.poses[b], sample.twists[b], motion.data() + b * motion_per_body);
       record.motion.push_back(std::move(motion));
       record.energy_drift.push_back(invariants.total_energy() - energy_initial);
       record.angular_momentum_drift.push_back((invariants.angular_momentum - momentum_initial).norm());
@@ -391,7 +386,22 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
     };
     const double cpu_start = cpu_seconds_now();
     const RunSummary summary = execute_run(run, output);
-    record.cpu_seconds = cpu_seconds_now() - cpu_start;
+    record.cpu_seconds = record.cpu_seconds_slowest = cpu_seconds_now() - cpu_start;
+    // Runs of a few ms are timed again (a fresh run each, not recorded) and the fastest kept:
+    // one run's time is mostly noise and would make work-precision lines cross.
+    record.repetitions = definition.measure.repetitions;
+    for (long long again = 1; again < definition.measure.repetitions; ++again) {
+      throw_if_interrupted([&] { return "in case '" + item.id + "'"; });
+      Registry repeat_registry;
+      set_up_registry(repeat_registry, plugin_paths);
+      Run repeat = load_run(case_document(definition, item), repeat_registry);
+      RunOutput quiet;
+      const double start = cpu_seconds_now();
+      execute_run(repeat, quiet);
+      const double seconds = cpu_seconds_now() - start;
+      record.cpu_seconds = std::min(record.cpu_seconds, seconds);
+      record.cpu_seconds_slowest = std::max(record.cpu_seconds_slowest, seconds);
+    }
     record.wall_seconds = summary.wall_seconds;
     record.steps = summary.steps;
     record.statistics = run.integrator->statistics();

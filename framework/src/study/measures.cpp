@@ -11,6 +11,11 @@ namespace liembs::study {
 
 using nlohmann::json;
 
+double CaseRecord::cpu_seconds_spread() const {
+  if (repetitions < 2 || !(cpu_seconds > 0) || !std::isfinite(cpu_seconds_slowest)) return not_available;
+  return (cpu_seconds_slowest - cpu_seconds) / cpu_seconds;
+}
+
 double CaseRecord::statistic(const std::string& name) const {
   for (const auto& [key, value] : statistics)
     if (key == name) return value;
@@ -68,7 +73,8 @@ std::string to_json(const CaseRecord& r) {
       {"integrator", r.integrator}, {"integrator_description", r.integrator_description},
       {"integrator_order", r.integrator_order}, {"end_time", number(r.end_time)}, {"step_size", number(r.step_size)},
       {"sample_interval", number(r.sample_interval)}, {"cpu_seconds", number(r.cpu_seconds)},
-      {"wall_seconds", number(r.wall_seconds)}, {"steps", r.steps},
+      {"wall_seconds", number(r.wall_seconds)}, {"cpu_seconds_slowest", number(r.cpu_seconds_slowest)},
+      {"steps", r.steps},
       {"statistics_order", [&] {
          json names = json::array();
          for (const auto& entry : r.statistics) names.push_back(entry.first);
@@ -84,7 +90,14 @@ std::string to_json(const CaseRecord& r) {
       {"angular_momentum_drift", numbers(r.angular_momentum_drift)}, {"violations", violations},
       {"inputs", r.inputs}, {"outputs", r.outputs}, {"states", r.states}, {"repetitions", r.repetitions},
       {"ns_per_call_median", number(r.ns_per_call_median)}, {"ns_per_call_min", number(r.ns_per_call_min)},
-      {"compared_with", r.compared_with}, {"max_relative_difference", number(r.max_relative_difference)}};
+      {"compared_with", r.compared_with}, {"max_relative_difference", number(r.max_relative_difference)},
+      {"plugins", [&] {
+         json list = json::array();
+         for (const auto& p : r.plugins)
+           list.push_back({{"kind", p.kind}, {"name", p.name}, {"version", p.version}, {"file", p.file},
+                           {"abi_fingerprint", p.abi_fingerprint}});
+         return list;
+       }()}};
   return out.dump();
 }
 
@@ -108,6 +121,7 @@ CaseRecord record_from_json(const std::string& text) {
     r.sample_interval = number(in.at("sample_interval"));
     r.cpu_seconds = number(in.at("cpu_seconds"));
     r.wall_seconds = number(in.at("wall_seconds"));
+    r.cpu_seconds_slowest = number(in.at("cpu_seconds_slowest"));
     r.steps = in.at("steps").get<long long>();
     for (const auto& name : in.at("statistics_order"))
       r.statistics.emplace_back(name.get<std::string>(), number(in.at("statistics").at(name.get<std::string>())));
@@ -129,6 +143,11 @@ CaseRecord record_from_json(const std::string& text) {
     r.repetitions = in.at("repetitions").get<long long>();
     r.ns_per_call_median = number(in.at("ns_per_call_median"));
     r.ns_per_call_min = number(in.at("ns_per_call_min"));
+    if (in.contains("plugins"))  // records cached before provenance have none
+      for (const auto& p : in.at("plugins"))
+        r.plugins.push_back({p.at("kind").get<std::string>(), p.at("name").get<std::string>(),
+                             p.at("version").get<std::string>(), p.at("file").get<std::string>(),
+                             p.at("abi_fingerprint").get<std::string>()});
     r.compared_with = in.at("compared_with").get<std::string>();
     r.max_relative_difference = number(in.at("max_relative_difference"));
   } catch (const json::exception& error) {

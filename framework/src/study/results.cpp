@@ -1,7 +1,9 @@
 #include <liembs/error.hpp>
-#include <liembs/io/atomic_file.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/study/case_views.hpp>
 #include <liembs/study/results.hpp>
+#include <liembs/util/format.hpp>
+
 #include <liembs/version.hpp>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -42,7 +45,72 @@ std::vector<std::size_t> body_indices(const Definition& definition, const CaseRe
 
 double optional_number(const std::optional<double>& x) { return x ? *x : not_available; }
 
+// The cost of a series at `target` along its work-precision curve, or which side of the
+// target the whole ladder lies on (docs/studies.md "Cost at matched accuracy").
+Series::Matched match_target(const Series& series, double target, double reference_error) {
+  using Status = Series::Matched::Status;
+  Series::Matched matched{target,
+                          cost_at_error(series.errors, series.cpu_seconds, target),
+                          cost_at_error(series.errors, series.steps, target),
+                          cost_at_error(series.errors, series.right_hand_side_evaluations, target),
+                          cost_at_error(series.errors, series.rungs, target)};
+  if (matched.cpu_seconds) {
+    matched.status = Status::reached;
+    return matched;
+  }
+  bool any = false, all_better = true, all_worse = true;
+  double cheapest = std::numeric_limits<double>::infinity(), finest = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < series.rungs.size(); ++k) {
+    if (!std::isfinite(series.errors[k]) || !std::isfinite(series.cpu_seconds[k])) continue;
+    any = true;
+    all_better = all_better && series.errors[k] < target;
+    all_worse = all_worse && series.errors[k] > target;
+    cheapest = std::min(cheapest, series.cpu_seconds[k]);
+    finest = std::min(finest, series.rungs[k]);
+  }
+  if (!any) return matched;
+  if (all_worse && std::isfinite(reference_error) && target <= reference_error) {
+    matched.status = Status::below_reference;
+    matched.bound = reference_error;
+  } else if (all_better) {
+    matched.status = Status::better_at_every_rung;
+    matched.bound = cheapest;
+  } else if (all_worse) {
+    matched.status = Status::worse_at_every_rung;
+    matched.bound = finest;
+  }
+  return matched;
+}
+
 }  // namespace
+
+const char* to_string(Series::Matched::Status status) {
+  using Status = Series::Matched::Status;
+  switch (status) {
+    case Status::reached: return "reached";
+    case Status::better_at_every_rung: return "better_at_every_rung";
+    case Status::worse_at_every_rung: return "worse_at_every_rung";
+    case Status::below_reference: return "below_reference";
+    case Status::no_data: return "no_data";
+  }
+  return "no_data";
+}
+
+std::string describe(const Series::Matched& matched, const Definition& definition, const Series& series) {
+  using Status = Series::Matched::Status;
+  const auto short_text = [](double x) { return format_number(x, 3); };
+  switch (matched.status) {
+    case Status::reached: return short_text(*matched.cpu_seconds) + " s CPU";
+    case Status::better_at_every_rung:
+      return "better than the target at every rung, at most " + short_text(matched.bound) + " s CPU";
+    case Status::worse_at_every_rung:
+      return "not reached down to " + definition.axes[series.axis].name + " = " + short_text(matched.bound);
+    case Status::below_reference:
+      return "below the reference's own error estimate " + short_text(matched.bound);
+    case Status::no_data: break;
+  }
+  return "no rung ran";
+}
 
 StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector<CaseRecord> records) {
   StudyResults results;
@@ -122,10 +190,7 @@ StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector
       }
       series.fit = fit_order(series.rungs, series.errors, results.reference_error[key.first]);
       for (const double target : d.measure.targets)
-        series.matched.push_back({target, cost_at_error(series.errors, series.cpu_seconds, target),
-                                  cost_at_error(series.errors, series.steps, target),
-                                  cost_at_error(series.errors, series.right_hand_side_evaluations, target),
-                                  cost_at_error(series.errors, series.rungs, target)});
+        series.matched.push_back(match_target(series, target, results.reference_error[key.first]));
       results.series.push_back(std::move(series));
     }
   }
@@ -155,8 +220,8 @@ StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector
 }
 
 const std::vector<std::string>& timing_columns() {
-  static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds", "ns_per_call_median",
-                                                "ns_per_call_min", "ratio_to_best"};
+  static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds", "cpu_seconds_spread",
+                                                "ns_per_call_median", "ns_per_call_min", "ratio_to_best"};
   return columns;
 }
 
@@ -208,10 +273,8 @@ namespace {
 
 // results.csv of an algorithm study: one row per (model, axis values) with the timing and
 // the agreement with the first representation.
-void write_algorithm_results_csv(const StudyResults& results, const std::filesystem::path& folder) {
+void write_algorithm_results_csv(const StudyResults& results, std::ostream& out) {
   const Definition& d = results.definition;
-  AtomicFile file(folder / "results.csv");
-  auto& out = file.stream();
   out << "case,model";
   for (const auto& axis : d.axes) out << ',' << csv_text(axis.name);
   out << ",status,failure_kind,algorithm,representation,bodies,inputs,outputs,states,repetitions"
@@ -233,13 +296,16 @@ void write_algorithm_results_csv(const StudyResults& results, const std::filesys
         << csv_number(r.max_relative_difference) << ',' << csv_number(r.cpu_seconds) << ','
         << csv_number(r.wall_seconds) << ',' << csv_text(r.error) << '\n';
   }
-  file.commit();
 }
 
 }  // namespace
 
-void write_results_csv(const StudyResults& results, const std::filesystem::path& folder) {
-  if (results.definition.kind == StudyKind::algorithms) return write_algorithm_results_csv(results, folder);
+void check_outputs(const std::filesystem::path& folder) {
+  for (const char* name : {results_file, series_file, json_file, report_file}) check_output(folder / name);
+}
+
+void write_results_csv(const StudyResults& results, std::ostream& out) {
+  if (results.definition.kind == StudyKind::algorithms) return write_algorithm_results_csv(results, out);
   const Definition& d = results.definition;
   const auto bodies = union_of(results.records, [](const CaseRecord& r) { return r.bodies; });
   const auto joints = union_of(results.records, [](const CaseRecord& r) { return r.joints; });
@@ -248,12 +314,10 @@ void write_results_csv(const StudyResults& results, const std::filesystem::path&
     for (const auto& entry : r.statistics) names.push_back(entry.first);
     return names;
   });
-  AtomicFile file(folder / "results.csv");
-  auto& out = file.stream();
   out << "case,model,role";
   for (const auto& axis : d.axes) out << ',' << csv_text(axis.name);
   out << ",status,failure_kind,group,algorithm,representation,integrator,integrator_order,end_time,step_size"
-         ",steps,rhs_evaluations,newton_iterations,failed_steps,cpu_seconds,wall_seconds"
+         ",steps,rhs_evaluations,newton_iterations,failed_steps,cpu_seconds,wall_seconds,repetitions,cpu_seconds_spread"
          ",pose_error_end,pose_error_max,velocity_error_end,velocity_error_max,reference_error_estimate"
          ",below_reference,observed_order,order_range_min,order_range_max"
          ",energy_drift_max,angular_momentum_drift_max,orthogonality_error_max"
@@ -288,6 +352,7 @@ void write_results_csv(const StudyResults& results, const std::filesystem::path&
         << csv_number(r.step_size) << ',' << (r.ok ? std::to_string(r.steps) : "") << ','
         << csv_number(r.right_hand_side_evaluations()) << ',' << csv_number(r.newton_iterations()) << ','
         << csv_number(r.failed_steps()) << ',' << csv_number(r.cpu_seconds) << ',' << csv_number(r.wall_seconds)
+        << ',' << (r.ok ? std::to_string(r.repetitions) : "") << ',' << csv_number(r.cpu_seconds_spread())
         << ',' << csv_number(e.pose_end) << ',' << csv_number(e.pose_max) << ',' << csv_number(e.velocity_end)
         << ',' << csv_number(e.velocity_max) << ',' << csv_number(reference_error) << ','
         << (std::isfinite(fitted) && std::isfinite(reference_error) ? (fitted <= reference_error ? "true" : "false")
@@ -315,17 +380,16 @@ void write_results_csv(const StudyResults& results, const std::filesystem::path&
     for (const auto& name : statistics) out << ',' << csv_number(r.statistic(name));
     out << ',' << csv_text(r.error) << '\n';
   }
-  file.commit();
 }
 
-void write_series_csv(const StudyResults& results, const std::filesystem::path& folder) {
+void write_series_csv(const StudyResults& results, std::ostream& out) {
   const Definition& d = results.definition;
-  AtomicFile file(folder / "series.csv");
-  auto& out = file.stream();
   out << "series,model,ladder,rungs,observed_order,order_range_min,order_range_max,order_points,reference_error_estimate";
   for (const double target : d.measure.targets) {
-    const std::string suffix = "@" + csv_number(target);
-    out << ",cpu_seconds" << suffix << ",steps" << suffix << ",rhs_evaluations" << suffix << ",rung" << suffix;
+    std::string suffix = "@";  // (not "@" + ...: a false -Wrestrict of GCC 12)
+    suffix += csv_number(target);
+    out << ",cpu_seconds" << suffix << ",steps" << suffix << ",rhs_evaluations" << suffix << ",rung" << suffix
+        << ",status" << suffix << ",bound" << suffix;
   }
   out << '\n';
   for (const auto& series : results.series) {
@@ -338,10 +402,10 @@ void write_series_csv(const StudyResults& results, const std::filesystem::path& 
     for (const auto& matched : series.matched)
       out << ',' << csv_number(optional_number(matched.cpu_seconds)) << ',' << csv_number(optional_number(matched.steps))
           << ',' << csv_number(optional_number(matched.right_hand_side_evaluations)) << ','
-          << csv_number(optional_number(matched.rung));
+          << csv_number(optional_number(matched.rung)) << ',' << to_string(matched.status) << ','
+          << csv_number(matched.bound);
     out << '\n';
   }
-  file.commit();
 }
 
 namespace {
@@ -379,7 +443,7 @@ std::string utc_now() {
 
 }  // namespace
 
-void write_study_json(const StudyResults& results, const std::filesystem::path& folder) {
+void write_study_json(const StudyResults& results, const std::filesystem::path& folder, std::ostream& stream) {
   const Definition& d = results.definition;
   json out;
   out["title"] = d.title;
@@ -389,6 +453,16 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
     out["timing"] = {{"states", d.timing.states}, {"repetitions", d.timing.repetitions},
                      {"warmup", d.timing.warmup}, {"seed", d.timing.seed}, {"tolerance", d.timing.tolerance}};
   out["liembs_version"] = LIEMBS_VERSION;
+  {  // as summary.json's: this build, and each plugin file any case ran with (once)
+    std::vector<PluginProvenance> plugins;
+    for (const CaseRecord& record : results.records)
+      for (const PluginProvenance& plugin : record.plugins)
+        if (std::none_of(plugins.begin(), plugins.end(), [&](const PluginProvenance& known) {
+              return known.kind == plugin.kind && known.name == plugin.name && known.file == plugin.file;
+            }))
+          plugins.push_back(plugin);
+    out["provenance"] = json::parse(provenance_json_text(plugins));
+  }
   out["created"] = utc_now();
   out["machine"] = machine();
   out["measure"] = {{"sample_interval", number(d.measure.sample_interval)},
@@ -451,6 +525,8 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
                      {"steps", r.steps},
                      {"cpu_seconds", number(r.cpu_seconds)},
                      {"wall_seconds", number(r.wall_seconds)},
+                     {"repetitions", r.repetitions},
+                     {"cpu_seconds_spread", number(r.cpu_seconds_spread())},
                      {"rhs_evaluations", number(r.right_hand_side_evaluations())},
                      {"newton_iterations", number(r.newton_iterations())},
                      {"failed_steps", number(r.failed_steps())},
@@ -489,7 +565,10 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
                          {"cpu_seconds", number(m.cpu_seconds)},
                          {"steps", number(m.steps)},
                          {"rhs_evaluations", number(m.right_hand_side_evaluations)},
-                         {"rung", number(m.rung)}});
+                         {"rung", number(m.rung)},
+                         {"status", to_string(m.status)},
+                         {"bound", number(m.bound)},
+                         {"text", describe(m, d, series)}});
     std::vector<std::string> ids;
     for (const std::size_t i : series.cases) ids.push_back(results.cases[i].id);
     series_list.push_back({{"label", series.label},
@@ -511,9 +590,7 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
                            {"matched", matched}});
   }
   out["series"] = series_list;
-  AtomicFile file(folder / "study.json");
-  file.stream() << out.dump(1) << '\n';
-  file.commit();
+  stream << out.dump(1) << '\n';
 }
 
 }  // namespace liembs::study

@@ -1,4 +1,5 @@
 #include <liembs/error.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/study/study_file.hpp>
 #include <liembs/util/nearest_name.hpp>
 
@@ -90,6 +91,7 @@ RunSource read_source(const ConfigTable& table, const std::filesystem::path& stu
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) table.fail("file", "run file not found: " + path.string());
     source.file = path;
+    note_input(path);
   } else if (has_inline) {
     const ConfigTable run = table.table("run");
     source.file = study_file;
@@ -235,6 +237,7 @@ Definition load_study(const std::shared_ptr<ConfigDocument>& document) {
       }
       if (axis.rungs.size() < 2) table.fail("values", "a ladder needs at least two rungs");
     }
+    axis.given_values = axis.values.size();
     const std::string earlier = "an earlier axis's key or 'model'";
     if (auto only = table.optional_table("only")) axis.only.push_back(read_condition(*only, condition_keys, earlier));
     if (auto except = table.optional_table("except"))
@@ -261,6 +264,9 @@ Definition load_study(const std::shared_ptr<ConfigDocument>& document) {
     definition.measure.per_body = measure->boolean_or("per_body", true);
     definition.measure.order_error = measure->choice_or("order_error", {"max", "end"}, "max");
     if (measure->contains("targets")) definition.measure.targets = measure->numbers("targets", Range::positive());
+    definition.measure.ladder_extensions =
+        measure->integer_or("ladder_extensions", definition.measure.ladder_extensions, 0, 50);
+    definition.measure.repetitions = measure->integer_or("repetitions", definition.measure.repetitions, 1, 1000);
   }
   document->reject_unused_keys();
   return definition;
@@ -339,6 +345,18 @@ std::vector<Case> expand_cases(const Definition& definition) {
     cases.push_back(Case{definition.models[m].name + " [reference check]", m, Role::reference_check, none, {}});
   }
   return cases;
+}
+
+Case measured_case(const Definition& definition, std::size_t model, std::vector<int> choice) {
+  Case item{{}, model, Role::measured, std::move(choice), {}};
+  for (std::size_t a = 0; a < item.choice.size(); ++a) {
+    if (item.choice[a] < 0) continue;
+    const Axis& axis = definition.axes[a];
+    for (std::size_t k = 0; k < axis.keys.size(); ++k)
+      item.overrides.push_back(axis.keys[k] + "=" + axis.values[static_cast<std::size_t>(item.choice[a])][k]);
+  }
+  item.id = case_id(definition, item);
+  return item;
 }
 
 std::shared_ptr<ConfigDocument> case_document(const Definition& definition, const Case& item) {

@@ -62,6 +62,7 @@ void install_interrupt_handlers() {
 
 int pending_interrupt() noexcept { return pending_signal.load(std::memory_order_relaxed); }
 void clear_pending_interrupt() noexcept { pending_signal.store(0, std::memory_order_relaxed); }
+void note_interrupt(int signal) noexcept { pending_signal.store(signal, std::memory_order_relaxed); }
 
 std::string signal_name(int signal) {
   if (signal == SIGINT) return "SIGINT";

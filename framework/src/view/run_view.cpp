@@ -3,6 +3,7 @@
 // inside the HTML template with three.js and the viewer's script (view_resources.hpp).
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/io/file_guard.hpp>
 #include <liembs/io/csv.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/visual_shapes.hpp>
@@ -35,6 +36,7 @@ constexpr const char* pose_columns[] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
 std::string read_text(const std::filesystem::path& file, const std::string& what) {
   std::ifstream stream(file, std::ios::binary);
   if (!stream) throw ConfigError(file.string() + ": cannot open " + what);
+  note_input(file);  // the page must not replace it (liembs/io/file_guard.hpp)
   std::ostringstream text;
   text << stream.rdbuf();
   if (stream.bad()) throw ConfigError(file.string() + ": cannot read " + what);

@@ -29,6 +29,20 @@ struct Run;
 // The number of cores this process may run on (its CPU affinity), at least 1.
 unsigned available_cores();
 
+// The most threads a batch (or a study's cases) runs at once: the machine's hardware threads
+// (std::thread::hardware_concurrency(), at least available_cores()). More only cost memory
+// (10^6 threads took 1.4 GB) and switches.
+unsigned machine_threads();
+// `asked` threads capped at machine_threads(); 0 means available_cores(). Every count a user
+// gives (`liembs eval --threads`, `liembs study -j`, the Python module's threads=) goes through it.
+unsigned capped_threads(unsigned asked);
+
+// Evaluates one row and checks it, the policy of every batch evaluation (`liembs eval`, the
+// Python module; docs/batch.md "Bad rows"): an input that is not finite (NaN, infinity) or an
+// output that is not (inputs so large that the algorithm overflows) throws ConfigError naming
+// the column; nothing non-finite is ever returned or written.
+void evaluate_row(BatchEvaluator& evaluator, const double* inputs, double* outputs);
+
 // How a failed row or an interruption is described in the error thrown.
 struct BatchMessages {
   // Prefix of a failed row's message, e.g. "row 17: " (the default) or "states.csv:19: ".
@@ -81,7 +95,8 @@ class BatchEvaluation {
   // Binds a new evaluator (a workspace) of the algorithm; called once per thread used.
   using Binder = std::function<std::unique_ptr<BatchEvaluator>()>;
 
-  // `threads` = 0 means available_cores(). Binds the first evaluator at once (so that a
+  // `threads` = 0 means available_cores() (the user's counts are capped_threads() first:
+  // the CLI and the Python module do that; tests may run more threads than cores). Binds the first evaluator at once (so that a
   // model the algorithm refuses fails here).
   explicit BatchEvaluation(Binder bind, unsigned threads = 0);
   // The algorithm, representation and model of a run loaded for evaluation (RunPurpose::

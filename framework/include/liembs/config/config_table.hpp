@@ -116,8 +116,8 @@ class ConfigDocument : public std::enable_shared_from_this<ConfigDocument> {
   // Applies "a.b.c=value" (value in TOML syntax; a bare word is taken as a string).
   // Array elements are addressed by index: "model.bodies.0.mass=2".
   void set_override(std::string_view assignment);
-  // Removes the key at `path` ("integrator.tableau"); a missing key is no error.
-  void remove_key(std::string_view path);
+  // Removes the key at `path` ("integrator.tableau"); returns false when there is none.
+  bool remove_key(std::string_view path);
 
   ConfigTable root();
   // The whole document (overrides applied) as TOML text with keys in sorted order: the

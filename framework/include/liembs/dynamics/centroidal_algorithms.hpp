@@ -69,6 +69,9 @@ inline void compute(std::span<const RigidBody> bodies, TreeDynamics& dynamics, c
   dynamics.body_jacobians(state, w.jacobians, nullptr);
   out.center_of_mass = center_of_mass(bodies, w.kinematics.poses, out.mass);
   out.momentum_matrix.setZero(6, nv);
+  out.center_of_mass_jacobian.setZero(3, nv);
+  out.momentum.setZero();
+  if (nv == 0) return;  // a tree without degrees of freedom: no columns (no blocks of empty matrices)
   for (std::size_t b = 0; b < bodies.size(); ++b) {
     const Pose& C = w.kinematics.poses[b];
     // X_b M_b = [[R, d~ R], [0, R]] M_b, d = r_b - p_G: the body's momentum per unit of u.

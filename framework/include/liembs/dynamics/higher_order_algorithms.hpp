@@ -24,13 +24,14 @@
 //   h' = w x h + m v,   I' = w~ I - I w~ - (h~ v~ + v~ h~)                              (61)
 // (inertia_rate), never as 6x6 matrices.
 //
-// Gravity: the recursions run in a freely falling frame (translating with acceleration g,
-// momentarily at rest and coinciding with the world frame), where no gravity acts. Twists,
-// wrenches and inertias at the instant are the world's; their derivatives map by
-// A(t) = 1 - (t^2/2) ad_G, G = (0; g) (ad_G ad_G = 0):
-//   V*^(k) = V^(k) - [k = 1] G - C(k, 2) ad_G V^(k-2),  W^(k) = W*^(k) - C(k, 2) ad_G^T W*^(k-2).
-// At order 0 this is the root acceleration (0; -g) of 000 rule R3. Joint forces are pairings
-// of a screw with a wrench and do not change.
+// Gravity: the wrench M_i G on every body, G = (0; g), with the derivatives
+//   (M_i G)^(k) = (h_i^(k) x g; m_i^(k) g)        (m^(k) = 0 for k > 0)
+// subtracted from W_i^(k) (and from the bias wrenches W^A^(k)), all in the world frame. At
+// order 0 this equals the root acceleration (0; -g) of 000 rule R3. A freely falling frame
+// (V*^(k) = V^(k) - [k = 1] G - C(k, 2) ad_G V^(k-2)) would give the same numbers in exact
+// arithmetic, but its terms C(k, 2) ad_G V^(k-2) grow with k while the derivatives of a slow
+// motion fall, so the forces of order >= 3 came out of a cancellation and lost 1.5 to 2
+// digits on paper 003's aerial manipulator (test_higher_order.cpp, "order 8 ... with gravity").
 //
 // The floating base's rows are body-frame (higher_order_dynamics.hpp): its spatial twist
 // V^s = Ad_C V^b and wrench W^b = Ad_C^T W^s, whose derivatives need those of Ad_C:
@@ -151,7 +152,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   explicit RecursiveHigherOrder(std::shared_ptr<const KinematicTree> tree, int max_order = 8)
       : model_(std::move(tree)), nodes_(model_.nodes), n_(nodes_.dof()) {
     pose_.resize(static_cast<std::size_t>(n_));
-    gravity_twist_ << 0.0, 0.0, 0.0, nodes_.gravity;
+    gravity_ = nodes_.gravity;
     U_.resize(static_cast<std::size_t>(n_));
     D_.resize(static_cast<std::size_t>(n_));
     u_.resize(static_cast<std::size_t>(n_));
@@ -205,9 +206,9 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
       M(i, 0) = twist_transforms::Adjoint::congruence(pose_[ui(i)], model_.rigid[ui(i)]);
       for (int j = 1; j <= K; ++j) inertia_rate(i, j);
     }
-    // W_i^(k) = Pi_i^(k+1) - W_app^(k), then the subtree sums (003 Alg. 2, line 2).
+    // W_i^(k) = Pi_i^(k+1) - (M_i G)^(k) - W_app^(k), then the subtree sums (003 Alg. 2, line 2).
     for (int i = 0; i <= n_; ++i)
-      for (int k = 0; k <= r; ++k) W(i, k) = M(i, 0) * V(i, k + 1) + momentum_bias(i, k + 1);
+      for (int k = 0; k <= r; ++k) W(i, k) = M(i, 0) * V(i, k + 1) + momentum_bias(i, k + 1) - gravity_wrench(i, k);
     for (int k = 0; k <= r; ++k) subtract_loads(k, W_);
     forces.resize(nodes_.velocity_dimension(), r + 1);
     for (int i = n_ - 1; i >= 0; --i) {
@@ -282,7 +283,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     }
     for (int k = 0; k <= r; ++k) {
       // Backward: the bias wrenches W^A^(k) (24), Alg. 4 line 3.
-      for (int i = 0; i <= n_; ++i) WA(i, k) = Pib(i, k + 1);
+      for (int i = 0; i <= n_; ++i) WA(i, k) = Pib(i, k + 1) - gravity_wrench(i, k);
       subtract_loads(k, WA_);
       for (int i = n_ - 1; i >= 0; --i) {
         const auto k_i = ui(i);
@@ -365,7 +366,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     for (auto* sequence : {&S_, &V_, &Pib_, &Vbias_, &W_, &WA_}) sequence->assign(sequences, Vec6::Zero());
     inertia_.assign(sequences, RigidInertia{});
     q_.assign(static_cast<std::size_t>(n_ * stride_), 0.0);
-    base_sequence_.assign(static_cast<std::size_t>(4 * stride_), Vec6::Zero());
+    base_sequence_.assign(static_cast<std::size_t>(3 * stride_), Vec6::Zero());
     load_point_.assign(nodes_.loads.size() * static_cast<std::size_t>(stride_), Vec3::Zero());
     applied_.assign(nodes_.loads.size() * static_cast<std::size_t>(stride_), Vec6::Zero());
     load_transport_.resize(nodes_.loads.size());
@@ -389,7 +390,6 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   Vec6& Vs(int k) { return base_sequence_[ui(k)]; }
   Vec6& Vb_body(int k) { return base_sequence_[ui(stride_ + k)]; }
   Vec6& Ws(int k) { return base_sequence_[ui(2 * stride_ + k)]; }
-  Vec6& Wfalling(int k) { return base_sequence_[ui(3 * stride_ + k)]; }
 
   // Pose and screw S^(0) of node i (its parent done), from the representation's kernels.
   void node_pose(int i, const TreeState& state) {
@@ -432,6 +432,13 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     out.h = h;
     out.I << I[0], I[3], I[4], I[3], I[1], I[5], I[4], I[5], I[2];
   }
+  // (M_i G)^(k) = (h^(k) x g; m^(k) g): the k-th derivative of the weight of node i (M(i, k) known).
+  LIEMBS_STRONG_INLINE Vec6 gravity_wrench(int i, int k) {
+    const RigidInertia& Mk = M(i, k);
+    Vec6 out;
+    out << Mk.h.cross(gravity_), Mk.m * gravity_;
+    return out;
+  }
   // Pi_bias^(k) = Pi^(k) - M V^(k) = sum_{j=1..k} C(k, j) M^(j) V^(k-j)   (65)
   LIEMBS_STRONG_INLINE Vec6 momentum_bias(int i, int k) {
     Vec6 sum = Vec6::Zero();
@@ -454,33 +461,17 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     M(root(), 0) = twist_transforms::Adjoint::congruence(base_pose_, model_.base_rigid);
   }
 
-  // A fixed base in the falling frame: V_0^(1) = -G, all else zero.
+  // A fixed base: every V_0^(k) zero (gravity acts as the bodies' weights, gravity_wrench).
   void fixed_root_motion(int K) {
     for (int k = 0; k <= K; ++k) V(root(), k).setZero();
-    V(root(), 1) = -gravity_twist_;
     for (int k = 0; k <= K + 1; ++k) {
       M(root(), k) = RigidInertia{};
       Pib(root(), k).setZero();
     }
   }
 
-  // Falling frame (see the top of this file): V*^(k) from V^(k) and back, W^(k) from W*^(k) and back.
-  Vec6 falling_twist(int k, const Vec6* real) const {
-    Vec6 out = real[k];
-    if (k == 1) out -= gravity_twist_;
-    if (k >= 2) out -= C_(k, 2) * se3::bracket(gravity_twist_, real[k - 2]);
-    return out;
-  }
-  Vec6 real_twist(int k, const Vec6* falling) const {
-    Vec6 out = falling[k];
-    if (k == 1) out += gravity_twist_;
-    if (k >= 2) out += C_(k, 2) * se3::bracket(gravity_twist_, falling[k - 2]);
-    return out;
-  }
-
   // The floating base's motion from its body twist derivatives: V^b^(0) = the state's,
-  // V^b^(k) = rates column k-1 (k = 1..K); V^s = Ad_C V^b with (Ad_C)' = ad_{V^s} Ad_C;
-  // then the falling frame.
+  // V^b^(k) = rates column k-1 (k = 1..K); V^s = Ad_C V^b with (Ad_C)' = ad_{V^s} Ad_C.
   void base_twist_from_rates(const TreeState& state, const Eigen::MatrixXd& rates, int K) {
     const Mat6 Ad = se3::Ad(state.base);
     for (int k = 0; k <= K; ++k) {
@@ -490,30 +481,25 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
     Vs(0) = twist_in_.start(0);
     for (int k = 1; k <= K; ++k)
       Vs(k) = twist_in_.diagonal(k, C_, [this](int j, const Vec6& x) -> Vec6 { return se3::bracket(Vs(j), x); });
-    for (int k = 0; k <= K; ++k) V(root(), k) = falling_twist(k, &Vs(0));
+    for (int k = 0; k <= K; ++k) V(root(), k) = Vs(k);
   }
 
-  // W^b^(k) of the floating base from its falling-frame spatial wrench W*^(k) (orders 0..k-1
-  // given before): W^s = A^T W*, W^b = Ad_C^T W^s with (Ad_C^T)' = ad^T_{V^b} Ad_C^T.
-  Vec6 base_wrench_to_body(int k, const Vec6& falling) {
-    Wfalling(k) = falling;
-    Ws(k) = falling;
-    if (k >= 2) Ws(k) -= C_(k, 2) * higher_order_kernels::coadjoint(gravity_twist_, Wfalling(k - 2));
+  // W^b^(k) of the floating base from its spatial wrench W^s^(k) (orders 0..k-1 given
+  // before): W^b = Ad_C^T W^s with (Ad_C^T)' = ad^T_{V^b} Ad_C^T.
+  Vec6 base_wrench_to_body(int k, const Vec6& spatial) {
+    Ws(k) = spatial;
     if (k == 0) base_adjoint_ = se3::Ad(base_pose_);
     wrench_out_.start(k) = base_adjoint_.transpose() * Ws(k);
     return wrench_out_.diagonal(k, C_, [this](int j, const Vec6& x) -> Vec6 { return higher_order_kernels::coadjoint(Vb_body(j), x); });
   }
 
   // Forward dynamics of the floating base at order k: W^s^(k) = (Ad_C^-T W^b)^(k) with
-  // (Ad_C^-T)' = -ad^T_{V^s} Ad_C^-T, the falling frame, V*^(k+1) = (M^A_0)^-1 (W*^(k) - W^A_0^(k))
-  // (Alg. 3 line 6), back to the world and to V^b^(k+1) = (Ad_C^-1 V^s)^(k+1) with
-  // (Ad_C^-1)' = -ad_{V^b} Ad_C^-1.
+  // (Ad_C^-T)' = -ad^T_{V^s} Ad_C^-T, V^s^(k+1) = (M^A_0)^-1 (W^s^(k) - W^A_0^(k)) (Alg. 3
+  // line 6), and V^b^(k+1) = (Ad_C^-1 V^s)^(k+1) with (Ad_C^-1)' = -ad_{V^b} Ad_C^-1.
   void base_twist_from_wrench(int k) {
     Ws(k) = wrench_in_.diagonal(k, C_, [this](int j, const Vec6& x) -> Vec6 { return representations::momentum_rate_bias(Vs(j), x); });
-    Vec6 falling = Ws(k);
-    if (k >= 2) falling += C_(k, 2) * higher_order_kernels::coadjoint(gravity_twist_, Ws(k - 2));
-    V(root(), k + 1) = base_factor_.solve(falling - WA(root(), k));
-    Vs(k + 1) = real_twist(k + 1, &V(root(), 0));
+    V(root(), k + 1) = base_factor_.solve(Ws(k) - WA(root(), k));
+    Vs(k + 1) = V(root(), k + 1);
     twist_out_.start(k + 1) = base_adjoint_inverse_ * Vs(k + 1);
     Vb_body(k + 1) = twist_out_.diagonal(k + 1, C_, [this](int j, const Vec6& x) -> Vec6 { return -se3::bracket(Vb_body(j), x); });
   }
@@ -568,7 +554,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   }
 
   // Subtracts the k-th derivative of the applied wrenches W_app^(k) from `target` (W or
-  // W^A), in the falling frame. A body-frame load W^b(t): W^s = Ad_C^-T W^b with
+  // W^A), in the world frame. A body-frame load W^b(t): W^s = Ad_C^-T W^b with
   // (Ad_C^-T)' = -ad^T_V Ad_C^-T, (69)-(70), by a FrameTransport of W^b^(0..r). A world-frame
   // one (pure moment m, force f at the body point x) is (m + x x f, f), with
   // (m + x x f)^(k) = m^(k) + sum_j C(k, j) x^(j) x f^(k-j) and x' = w x x + v for the node's
@@ -616,7 +602,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   int n_ = 0;
   int capacity_ = -1, stride_ = 0;
   higher_order_kernels::Binomials C_;
-  Vec6 gravity_twist_ = Vec6::Zero();  // G = (0; g)
+  Vec3 gravity_ = Vec3::Zero();  // g
   Pose base_pose_, relative_;
   std::vector<Pose> pose_;  // world poses of the nodes
   Mat6 base_adjoint_ = Mat6::Identity(), base_adjoint_inverse_ = Mat6::Identity();
@@ -625,7 +611,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
   std::vector<double> q_;
   std::vector<Vec6> base_sequence_;
   // Per load, stride_ entries each: the applied wrench's derivatives (aligned frames) and a
-  // world-frame load's point x^(k) (falling frame); a body-frame load's transport.
+  // world-frame load's point x^(k); a body-frame load's transport.
   std::vector<Vec6> applied_;
   std::vector<Vec3> load_point_;
   std::vector<higher_order_kernels::FrameTransport> load_transport_;

@@ -5,13 +5,15 @@
 // (liembs/util/interrupt.hpp), so a second SIGINT or SIGTERM removes it too.
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace liembs {
 
 class AtomicFile {
  public:
-  // Throws Error if the target exists and is not a regular file (a folder, a device such
-  // as /dev/full) or the temporary cannot be created.
+  // Throws ConfigError if the target is an input of the operation or not a regular file (a
+  // folder, a device such as /dev/full, a link: liembs/io/file_guard.hpp), Error if the
+  // temporary cannot be created.
   explicit AtomicFile(std::filesystem::path target);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -31,5 +33,12 @@ class AtomicFile {
   int interrupt_slot_ = -1;
   bool committed_ = false;
 };
+
+// Commits `files` (null entries skipped) one after the other and removes the `stale` paths
+// (outputs of an earlier run that this one does not write again), with SIGINT and SIGTERM
+// blocked meanwhile: no interrupt falls between them, so a set of outputs (a study's
+// results.csv, study.json and report.html) is replaced together. Throws as commit(); a
+// failed rename leaves the files before it committed.
+void commit_together(const std::vector<AtomicFile*>& files, const std::vector<std::filesystem::path>& stale = {});
 
 }  // namespace liembs

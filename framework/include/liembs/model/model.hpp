@@ -131,8 +131,10 @@ struct Model {
   std::vector<std::size_t> free_bodies() const;
   // True when some joint follows a prescribed motion (Joint::prescribed).
   bool has_prescribed_motion() const;
-  // True when the only forces are gravity (energy is then an invariant).
-  bool is_conservative() const { return loads.empty(); }
+  // True when the only forces are gravity and nothing drives the motion (no applied loads,
+  // prescribed joint motion or driving function of a geometric constraint): energy is then
+  // an invariant. A driven run's energy changes by the work of what drives it.
+  bool is_conservative() const;
   // True when no external force acts (spatial momentum is then an invariant).
   bool is_force_free() const { return loads.empty() && gravity.isZero(0.0); }
 };

@@ -5,16 +5,33 @@
 #include <liembs/plugin/plugin.hpp>
 
 #include <filesystem>
+#include <string_view>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace liembs {
 
+// The plugin search path, first match wins (docs/plugins.md, `liembs --help`): the places in
+// order of precedence. Entries are kept sorted by tier whatever order they are added in.
+enum class SearchTier {
+  command_line,  // --plugin-path (Python: plugin_path=)
+  run_file,      // [plugins] paths of the run file
+  environment,   // LIEMBS_PLUGIN_PATH
+  program,       // lib/liembs/plugins next to the program's bin/ (Python: the module's build or install)
+  install,       // the install prefix's lib/liembs/plugins
+};
+// The search order as one sentence, for --help and the docs (tested to agree).
+std::string search_order_text();
+
 struct SearchPathEntry {
+  SearchPathEntry(std::filesystem::path path_, std::string origin_, bool required_,
+                  SearchTier tier_ = SearchTier::command_line)
+      : path(std::move(path_)), origin(std::move(origin_)), required(required_), tier(tier_) {}
   std::filesystem::path path;  // a directory of plugins, or one plugin file
   std::string origin;          // where it came from: "TOML file x.toml", "LIEMBS_PLUGIN_PATH", ...
   bool required;               // a required path that does not exist is an error
+  SearchTier tier;
 };
 
 class Registry {
@@ -31,7 +48,9 @@ class Registry {
   // LIEMBS_PLUGIN_PATH's entries alone (the benchmarks put them before the build tree).
   static std::vector<SearchPathEntry> environment_search_path();
 
-  // Adds paths searched before the ones already added (used for [plugins] paths).
+  // Add paths by their tier: an entry goes after the entries of its own and higher-precedence
+  // tiers, before those of lower precedence. prepend_search_path puts entries first within
+  // their tier, append_search_path last.
   void prepend_search_path(std::vector<SearchPathEntry> entries);
   void append_search_path(std::vector<SearchPathEntry> entries);
   const std::vector<SearchPathEntry>& search_path() const { return search_path_; }
@@ -42,11 +61,14 @@ class Registry {
   void load();
 
   // Components in search-path order; a name that appears twice for one kind is taken
-  // from the first library and the later one is listed in shadowed().
+  // from the first library and the later one is listed in shadowed(), and load() reports
+  // a warning (liembs/util/warning.hpp) naming both files and the one used.
   const std::vector<ComponentInfo>& components() const;
   const std::vector<ComponentInfo>& shadowed() const;
   std::vector<std::string> names(Kind kind) const;
   const ComponentInfo& find(Kind kind, std::string_view name) const;  // throws PluginError
+  // The ABI fingerprint (plugin/abi.hpp) a loaded library reported ("" for another file).
+  std::string abi_fingerprint(const std::string& library) const;
 
   // Creates a component; options are checked for unused keys by the caller's document.
   template <class Interface>

@@ -34,6 +34,8 @@ struct ConstraintBlock {
   Eigen::Index first = 0;
   Eigen::Index rows = 0;
   std::string description = {};  // for messages; empty: "joint '<name>'"
+  bool driver = false;           // a driving constraint (a geometric constraint with f(t))
+  bool has_alternate = false;    // a DP1 driver with an alternate (switch_drivers)
 };
 
 // "joint 'A'", or the block's own description ("body 'crank' normalization").
@@ -118,9 +120,11 @@ class ConstrainedSystem {
   // constraint near its singular points is swapped for its alternate (paper 004 section 4.2:
   // a DP1 driver f = cos theta(t) with | |f(t)| - 1 | < 0.1 switches to its alternate, and
   // back). Both describe the same motion, so the state stays consistent; the rows (and
-  // hence lambda) of that block change. Returns the number of swaps made (0 by default).
-  virtual int switch_drivers(const State& state) {
-    (void)state;
+  // hence lambda) of that block change. `time` is where the rule is tested
+  // (RunSettings::DriverSwapTime: the step's start or the time it solves for). Returns the number of swaps
+  // made (0 by default).
+  virtual int switch_drivers(double time) {
+    (void)time;
     return 0;
   }
 };
@@ -171,6 +175,12 @@ std::vector<double> block_norms(const std::vector<ConstraintBlock>& blocks, cons
 // "joint 'name' (|g| = ...)" (describe()) for the block with the largest norm of `values`.
 std::string worst_constraint(const std::vector<ConstraintBlock>& blocks, const Eigen::VectorXd& values,
                              const char* symbol = "|g|");
+
+// After a failed step from `state`: when a driver's rows are nearly a combination of the
+// other constraints' rows there (a driver at a singular point, e.g. a DP1 driver
+// f = cos theta(t) where |f| = 1, which then no longer drives the mechanism), a sentence
+// naming the driver, the time and the remedy (an alternate driver); "" otherwise.
+std::string singular_driver(ConstrainedSystem& system, const State& state);
 
 struct ProjectionSettings {
   double tolerance = 1e-12;  // on ||g|| (absolute)

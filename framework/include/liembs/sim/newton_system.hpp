@@ -8,6 +8,10 @@
 // the whole matrix. A singular A_b (Euler parameters: M is singular along p) is made regular
 // with the body's own constraint rows J_L (those with no entry outside its columns, among them
 // the normalization row): (A + w J_L^T J_L) x + J^T y = b + w J_L^T c_L has the same solution.
+// A block that stays singular (a body with a zero principal moment of inertia, whose rotation
+// about that axis only the constraints with other bodies hold: paper 004's four link) makes
+// factorize() use the dense LU for that matrix and check that the whole matrix is regular; if
+// it is not, factorize() throws a SimulationError.
 #include <Eigen/Dense>
 
 #include <vector>
@@ -51,6 +55,7 @@ class NewtonSystem {
     Eigen::MatrixXd inverse_jacobian_t;    // A_b^-1 J_b^T: block_size x rows
   };
   static bool is_block_diagonal(const Eigen::MatrixXd& A, Eigen::Index block_size, Eigen::Index bodies);
+  void factorize_dense(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J);
   void find_body_rows(const Eigen::MatrixXd& J, bool augment);
   template <int N>
   void factorize_blocks(const Eigen::MatrixXd& A, const Eigen::MatrixXd& J);
@@ -58,6 +63,7 @@ class NewtonSystem {
   void solve_blocks(const Eigen::VectorXd& rhs, Eigen::VectorXd& solution) const;
 
   bool blocks_ = false;
+  bool singular_block_ = false;  // set by factorize_blocks
   Eigen::Index n_ = 0, m_ = 0, block_size_ = 0;
   std::vector<Body> bodies_;
   Eigen::MatrixXd schur_, dense_, block_;

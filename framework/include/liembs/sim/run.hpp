@@ -2,6 +2,7 @@
 // A run assembled from a TOML file: model, chosen plugins, integration settings and
 // outputs. load_run() validates the whole file before anything is simulated.
 #include <liembs/config/config_table.hpp>
+#include <liembs/host/output_schema.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/invariants.hpp>
@@ -12,8 +13,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <string>
+#include <vector>
 
 namespace liembs {
 
@@ -21,6 +24,17 @@ struct RunSettings {
   double end_time = 1.0;
   double step_size = 1e-3;
   long long output_every = 1;  // write every n-th step to the trajectory
+  // [model] allow_initial_projection: a model without joints in absolute coordinates starts
+  // from the projection of the file's initial state onto the constraints even when it moves a
+  // body by more than initial_projection_tolerance (m, rad, m/s, rad/s); otherwise that is an
+  // error (execute_run). docs/constrained-systems.md.
+  bool allow_initial_projection = false;
+  static constexpr double initial_projection_tolerance = 1e-6;
+  // [model] driver_swap_time: where the alternate-driver rule | |f(t)| - 1 | < 0.1 is tested
+  // before each step: at its start t_n ("step-start") or at the time it solves for, t_n+1
+  // ("step-end", the authors' codes). docs/geometric-constraints.md, "Alternate drivers".
+  enum class DriverSwapTime { step_start, step_end };
+  DriverSwapTime driver_swap_time = DriverSwapTime::step_start;
 };
 
 struct Run {
@@ -38,6 +52,7 @@ struct Run {
   bool write_trajectory = true;
   std::unique_ptr<ForwardDynamics> dynamics;   // the algorithm bound to model and group (simulate)
   std::unique_ptr<BatchEvaluator> evaluator;   // the algorithm bound for `liembs eval` (evaluate)
+  std::vector<PluginProvenance> plugins;        // the components above, from the registry
 };
 
 // What a file is loaded for: a simulation needs [group], [integrator] and [simulation] and
@@ -79,22 +94,50 @@ struct RunSummary {
   double prescribed_work = 0.0;
   double energy_balance_error_max = 0.0;
   State final_state;
+  // What summary.json writes besides the measures above.
+  std::vector<std::string> columns;  // the trajectory's columns (RunLayout)
+  bool normalization = false, charts = false;  // the parameterization has p^T p = 1 / Euler-angle charts
+  bool constrained = false;
+  std::vector<std::string> redundant_constraints;  // constraint rows left out as redundant
+  std::vector<std::pair<std::string, double>> integrator_statistics;
 };
 
-// The motion at t = 0 and after every step, for callers that measure a run as it goes
-// (liembs study). References are valid during the call only.
+// summary.json of a run (the keys of host/output_schema.hpp's summary_keys()), as text: the
+// file `execute_run` writes and the Python module's summary dict.
+std::string summary_json(const Run& run, const RunSummary& summary);
+
+// The complete sample at t = 0 and after every step, handed to the recorders. References
+// are valid during the call only.
 struct RunSample {
+  long long step;                          // 0: the initial state
   double time;
+  const State& state;
   const std::vector<Pose>& poses;          // every model body
   const std::vector<Vec6>& twists;         // body-fixed (omega, R^T r')
   const Invariants& invariants;
+  double normalization_error;              // 0 without such an invariant
   const std::vector<double>& violations;   // constrained runs: ||g|| per joint, then ||J V|| per joint
+  double prescribed_power;                 // tau . q' of the prescribed coordinates (0 without)
+  // The trajectory row (RunSummary::columns, in order) at output steps (every output_every
+  // steps, the first and the last); empty at the other steps.
+  std::span<const double> row;
+};
+
+// Receives a run's samples: begin() once with the trajectory's columns, record() at t = 0
+// and after every step, end() when the run has succeeded (not after an error).
+class RunRecorder {
+ public:
+  virtual ~RunRecorder() = default;
+  virtual void begin(const std::vector<std::string>& columns) { (void)columns; }
+  virtual void record(const RunSample& sample) = 0;
+  virtual void end(const RunSummary& summary) { (void)summary; }
 };
 
 struct RunOutput {
   std::optional<std::filesystem::path> directory;  // nothing written when empty
   bool progress = false;  // progress on stderr for long runs
-  std::function<void(const RunSample&)> observer;  // called once per step when set
+  std::function<void(const RunSample&)> observer;  // called once per sample when set
+  std::vector<RunRecorder*> recorders;              // more recorders (not owned)
 
   // The outputs written into `folder`, nothing else.
   static RunOutput into(std::filesystem::path folder) {

@@ -2,6 +2,8 @@
 // What a study measures (docs/studies.md): the record of one case's run (cost, drifts,
 // constraint violations, the motion at common sample times), its error against a
 // reference, the observed order along a ladder and the cost at matched accuracy.
+#include <liembs/host/output_schema.hpp>
+
 #include <cstddef>
 #include <limits>
 #include <optional>
@@ -13,10 +15,9 @@ namespace liembs::study {
 
 inline constexpr double not_available = std::numeric_limits<double>::quiet_NaN();
 
-// Numbers per body and sample in CaseRecord::motion: position x, y, z; orientation
-// quaternion w, x, y, z; body-fixed angular velocity; world velocity of the body origin
-// (the columns of trajectory.csv).
-inline constexpr std::size_t motion_per_body = 13;
+// Numbers per body and sample in CaseRecord::motion: the <body>.* columns of trajectory.csv
+// (body_motion_components, body_motion_values in host/output_schema.hpp).
+inline constexpr std::size_t motion_per_body = body_motion_components.size();
 
 // One case's run, as a child process reports it and the cache keeps it.
 struct CaseRecord {
@@ -27,10 +28,15 @@ struct CaseRecord {
   std::string group, algorithm, representation, integrator, integrator_description;
   int integrator_order = 0;
   double end_time = not_available, step_size = not_available, sample_interval = not_available;
+  // CPU time of the run: the fastest of `repetitions` runs (simulation cases; [measure]
+  // repetitions; algorithm cases: timed passes), and the slowest, for the spread.
   double cpu_seconds = not_available, wall_seconds = not_available;
+  double cpu_seconds_slowest = not_available;
+  long long repetitions = 0;
   long long steps = 0;
   std::vector<std::pair<std::string, double>> statistics;  // the integrator's counters
   std::vector<std::string> bodies, joints;                 // joints: constraint blocks
+  std::vector<PluginProvenance> plugins;                   // the components the case ran with
   double energy_drift_max = not_available, angular_momentum_drift_max = not_available;
   double orthogonality_error_max = not_available;
   std::vector<double> constraint_violation_max, velocity_violation_max;  // per joint
@@ -42,7 +48,7 @@ struct CaseRecord {
 
   // Algorithm studies: the run's algorithm timed on random states (docs/studies.md).
   std::size_t inputs = 0, outputs = 0;  // numbers in and out per call
-  long long states = 0, repetitions = 0;
+  long long states = 0;
   double ns_per_call_median = not_available, ns_per_call_min = not_available;  // CPU time per call
   std::string compared_with;  // the representation the outputs were compared with (empty: none)
   double max_relative_difference = not_available;  // max over states of |y - y_ref|_inf / max(1, |y_ref|_inf)
@@ -53,6 +59,8 @@ struct CaseRecord {
   double right_hand_side_evaluations() const;  // rkmk: stages x steps; ida: residual evaluations
   double newton_iterations() const;
   double failed_steps() const;  // error-test and convergence failures
+  // (slowest - fastest) / fastest of the timed runs, NaN with fewer than two.
+  double cpu_seconds_spread() const;
 };
 
 std::string to_json(const CaseRecord& record);

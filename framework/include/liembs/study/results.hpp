@@ -22,6 +22,14 @@ struct Series {
   struct Matched {
     double target;
     std::optional<double> cpu_seconds, steps, right_hand_side_evaluations, rung;
+    // reached: two neighbouring rungs bracket the target (the costs above are set). Else the
+    // side the ladder is on after its extensions (extend_ladders): every error better than the
+    // target (the cost is at most `bound`, the CPU seconds of the cheapest rung), every error
+    // worse (not reached down to the rung `bound`), the target below the reference's own
+    // error estimate (no rung can show it), or no rung that ran.
+    enum class Status { reached, better_at_every_rung, worse_at_every_rung, below_reference, no_data };
+    Status status = Status::no_data;
+    double bound = not_available;
   };
   std::vector<Matched> matched;  // per measure.targets
 };
@@ -43,11 +51,29 @@ struct StudyResults {
 
 StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector<CaseRecord> records);
 
-// Written atomically into `folder`. An algorithm study's results.csv has columns of its own
-// (docs/studies.md); series.csv is for simulation studies.
-void write_results_csv(const StudyResults& results, const std::filesystem::path& folder);
-void write_series_csv(const StudyResults& results, const std::filesystem::path& folder);
-void write_study_json(const StudyResults& results, const std::filesystem::path& folder);
+// The files a study writes into its output folder (besides its cache, cases/).
+inline constexpr const char* results_file = "results.csv";
+inline constexpr const char* series_file = "series.csv";
+inline constexpr const char* json_file = "study.json";
+inline constexpr const char* report_file = "report.html";
+
+// Throws ConfigError if one of the files above in `folder` would replace an input or a
+// special file (liembs/io/file_guard.hpp): called before any case runs.
+void check_outputs(const std::filesystem::path& folder);
+
+// The texts of results_file, series_file and json_file (`liembs study` writes them into
+// temporaries and renames them into place together with the report: docs/studies.md). An
+// algorithm study's results.csv has columns of its own; series.csv is for simulation studies.
+void write_results_csv(const StudyResults& results, std::ostream& out);
+void write_series_csv(const StudyResults& results, std::ostream& out);
+// `folder`: the output folder, where the cases' views (case_views.hpp) are looked for.
+void write_study_json(const StudyResults& results, const std::filesystem::path& folder, std::ostream& out);
+
+// The status as written in series.csv and study.json ("reached", "better_at_every_rung", ...).
+const char* to_string(Series::Matched::Status status);
+// One line for tables: "1.2e-3 s CPU", "better than the target at every rung, at most 4e-4 s CPU",
+// "not reached down to step_size = 1.25e-3", ...
+std::string describe(const Series::Matched& matched, const Definition& definition, const Series& series);
 
 // Columns of results.csv whose values depend on the machine's load (timings).
 const std::vector<std::string>& timing_columns();

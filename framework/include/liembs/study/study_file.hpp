@@ -32,6 +32,8 @@ struct Axis {
   std::vector<std::string> labels;               // per value, for tables and figures
   bool ladder = false;                           // a step-size or tolerance ladder
   std::vector<double> rungs;                     // the ladder's values of its first key
+  std::size_t given_values = 0;                  // values the study file lists; later ones were
+                                                 // added to bracket a target (extend_ladders)
   std::vector<Condition> only, except;           // where the axis applies
   std::string location;
 };
@@ -59,6 +61,11 @@ struct Measure {
   bool per_body = true;             // per-body error columns
   std::string order_error = "max";  // error the order is fitted to: "max" over time or at the "end"
   std::vector<double> targets;      // errors at which the cost is interpolated along each ladder
+  // Rungs a ladder may gain at each end so that its errors bracket every target
+  // (extend_ladders, docs/studies.md "Cost at matched accuracy"); 0: never extend.
+  long long ladder_extensions = 4;
+  // Runs of each simulation case; its CPU time is the fastest, the spread is reported.
+  long long repetitions = 3;
 };
 
 // What the cases of a study do: integrate their run (simulation), or time the run's
@@ -108,6 +115,10 @@ Definition load_study(const std::shared_ptr<ConfigDocument>& document);
 // Measured cases in product order (the last axis varies fastest), then per model its
 // reference and reference check.
 std::vector<Case> expand_cases(const Definition& definition);
+
+// The measured case of `model` with the axis values `choice` (-1: the axis does not apply),
+// its id and overrides as expand_cases() makes them.
+Case measured_case(const Definition& definition, std::size_t model, std::vector<int> choice);
 
 // The run document of a case: its source with the source's and the case's overrides.
 std::shared_ptr<ConfigDocument> case_document(const Definition& definition, const Case& item);

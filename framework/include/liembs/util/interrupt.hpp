@@ -53,7 +53,11 @@ std::string signal_name(int signal);
 int register_temporary(const std::string& path) noexcept;
 void unregister_temporary(int slot) noexcept;
 
-// For tests: forget a pending signal.
+// Notes `signal` as pending, as the first signal does, without the handlers (async-signal-
+// safe): for hosts with signal handling of their own (the Python module, during a long call).
+void note_interrupt(int signal) noexcept;
+
+// Forgets a pending signal (tests; the Python module once it has raised KeyboardInterrupt).
 void clear_pending_interrupt() noexcept;
 
 }  // namespace liembs
