@@ -492,7 +492,7 @@ TEST_CASE("eval errors name the file, the first bad line or row and the column, 
 }
 
 TEST_CASE("a malformed row anywhere in a large CSV file: the error names its line, every byte read once",
-          "[eval][csv]") {
+          "[eval][csv][heavy]") {
   // A stray quote runs its record on to the end of the file; before, each read of the rest
   // scanned the record again from its start (quadratic: a 117 MB file with a '"' in row 2 took
   // 72 s). With 1 KiB reads of a 4 MB file, that was 4,000 rescans of up to 4 MB per position

@@ -158,7 +158,7 @@ TEST_CASE("eval stops at the next row and writes no output", "[cli][signals][eva
   CHECK(names_in(out).empty());
 }
 
-TEST_CASE("study stops at the case running, keeps the finished ones, and a resume completes it", "[cli][signals][study]") {
+TEST_CASE("study stops at the case running, keeps the finished ones, and a resume completes it", "[cli][signals][study][heavy]") {
   const fs::path dir = scratch("study"), out = dir / "out", file = dir / "study.toml";
   // Three cases run one at a time: two short ones, then one of a few seconds (1.5e6 steps; 1.5e5
   // under AddressSanitizer, which runs about twenty times slower: the resume runs it to the end).

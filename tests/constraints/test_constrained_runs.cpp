@@ -184,7 +184,7 @@ TEST_CASE("paper 002 floating bodies and 3-bar linkage: base joints exact on SE3
 }
 
 TEST_CASE("four-bar linkages: relative and absolute coordinates, ida and generalized-alpha agree",
-          "[constraints][four-bar]") {
+          "[constraints][four-bar][heavy]") {
   for (const char* config : {"four-bar/planar.toml", "four-bar/spatial.toml"}) {
     INFO(config);
     const std::vector<std::string> horizon{"simulation.end_time=0.5"};
@@ -211,7 +211,7 @@ TEST_CASE("four-bar linkages: relative and absolute coordinates, ida and general
 }
 
 TEST_CASE("ida at tight tolerances on the four-bars: convergence failures relax the multipliers' test, no step-size underflow",
-          "[constraints][four-bar][ida]") {
+          "[constraints][four-bar][ida][heavy]") {
   // At rtol 1e-11 to 1e-12 Newton on the multipliers fails at every step size; IDA kept
   // accepting ever smaller steps (1e-15 s) without returning IDA_CONV_FAIL, and the run
   // ended in the step-size underflow check. Each of these runs failed that way before.
@@ -342,7 +342,7 @@ TEST_CASE("initial rates that contradict a loop, or given for a cut joint, are e
   }
 }
 
-TEST_CASE("ida converges at tight tolerances on the absolute-coordinate DAEs", "[constraints][ida]") {
+TEST_CASE("ida converges at tight tolerances on the absolute-coordinate DAEs", "[constraints][ida][heavy]") {
   // Before ida relaxed the multipliers' Newton weights after a convergence failure,
   // rtol <= 1e-11 ended these runs in IDA_CONV_FAIL with the step size falling to 1e-13.
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases{

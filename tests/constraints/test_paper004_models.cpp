@@ -140,7 +140,7 @@ TEST_CASE("double pendulum against the planar compound-pendulum ODE", "[paper-00
 }
 
 TEST_CASE("four link and slider crank run on both groups with every integrator, swapping drivers",
-          "[paper-004][gcon]") {
+          "[paper-004][gcon][heavy]") {
   struct Case {
     const char* file;
     const char* end_time;  // past the second swap (four link 0.36 and 0.86 s, slider crank 0.18 and 0.43 s)

@@ -237,7 +237,7 @@ TEST_CASE("ida with both formulations agrees with the angle-coordinate pendulum"
   }
 }
 
-TEST_CASE("ida agrees with rkmk on a heavy top on both groups, re-basing the chart as it spins", "[ida][dae]") {
+TEST_CASE("ida agrees with rkmk on a heavy top on both groups, re-basing the chart as it spins", "[ida][dae][heavy]") {
   for (const char* group_name : {"SE3", "SO3xR3"}) {
     Plugins plugins(group_name);
     HeavyTop top(group_name);

@@ -319,7 +319,7 @@ TEST_CASE("the structured Newton solve equals a dense LU of the saddle-point mat
   }
 }
 
-TEST_CASE("bdf with analytic and with differenced Newton matrices gives the same motion", "[newton-derivatives][bdf]") {
+TEST_CASE("bdf with analytic and with differenced Newton matrices gives the same motion", "[newton-derivatives][bdf][heavy]") {
   for (const auto& group : groups)
     for (const char* matrix : {"quasi-newton", "full"}) {
       auto run_with = [&](const char* derivatives) {
@@ -387,7 +387,7 @@ TEST_CASE("newton_derivatives is checked: a name, and analytic only where the fo
 }
 
 TEST_CASE("generalized-alpha with analytic and with differenced iteration matrices gives the same motion",
-          "[newton-derivatives][generalized-alpha]") {
+          "[newton-derivatives][generalized-alpha][heavy]") {
   // Paper 004's four link in every parameterization, both constraint levels; the spatial
   // four-bar in absolute coordinates (offset centres of mass, gyroscopic terms) and paper
   // 004's slider-crank (driven) on SO3xR3 and SE3.
@@ -421,7 +421,7 @@ TEST_CASE("generalized-alpha with analytic and with differenced iteration matric
 }
 
 TEST_CASE("ida with the analytic Newton matrix and with IDA's difference quotients gives the same motion",
-          "[newton-derivatives][ida]") {
+          "[newton-derivatives][ida][heavy]") {
   // GGL on paper 004's four link in every parameterization (SE3 and SO3xR3 through the chart
   // exp(xi) and its dexp), the spatial four-bar and the slider-crank.
   struct Case {
@@ -507,7 +507,7 @@ TEST_CASE("analytic C, K and P of trees with loop closures equal central differe
 }
 
 TEST_CASE("integrators with analytic and with differenced Newton matrices give the same motion of trees",
-          "[newton-derivatives][trees]") {
+          "[newton-derivatives][trees][heavy]") {
   struct Case {
     std::string file, group;
   };

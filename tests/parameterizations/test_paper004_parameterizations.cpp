@@ -63,7 +63,7 @@ const std::vector<Mechanism> driven{{"single-pendulum.toml", "1.0", 1},
 }  // namespace
 
 TEST_CASE("paper 004's driven mechanisms in rp and re agree with rA through bdf, generalized-alpha, ida",
-          "[parameterizations][paper-004][T9]") {
+          "[parameterizations][paper-004][T9][heavy]") {
   struct Integrator {
     std::vector<std::string> settings;
     double position_tolerance, velocity_tolerance;

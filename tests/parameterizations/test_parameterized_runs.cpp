@@ -72,7 +72,7 @@ std::vector<std::string> settings(const Case& c, const std::string& group, const
 }  // namespace
 
 TEST_CASE("the same motion on SE3, SO3xR3, euler-parameters and euler-angles with rkmk, generalized-alpha and ida",
-          "[parameterizations][runs]") {
+          "[parameterizations][runs][heavy]") {
   for (const Case& c : cases) {
     const Motion reference = run_file(c.config, settings(c, "SE3", "rkmk", c.rkmk_step / 10));
     for (const auto& group : parameterizations) {
@@ -108,7 +108,7 @@ TEST_CASE("euler-parameters: p^T p = 1 held by its constraint, drifting without 
   CHECK(std::find(names.begin(), names.end(), "top.normalization") != names.end());
 }
 
-TEST_CASE("euler-angles: runs through sin(theta) = 0 switch charts and agree with SE3", "[parameterizations][re]") {
+TEST_CASE("euler-angles: runs through sin(theta) = 0 switch charts and agree with SE3", "[parameterizations][re][heavy]") {
   // The heavy top starts at R = 1 (theta = 0 in the identity chart) and spins at up to 70 rad/s.
   const std::vector<std::string> common{"simulation.end_time=0.5"};
   auto with = [&](std::vector<std::string> extra) {

@@ -57,7 +57,7 @@ const json& series_of(const json& study, const std::string& integrator) {
 }  // namespace
 
 TEST_CASE("study: ladders are extended until they bracket every target, both methods get a cost",
-          "[study][matched]") {
+          "[study][matched][heavy]") {
   const fs::path dir = scratch("extended");
   cli_test::CliResult result;
   // generalized-alpha (order 2, error 8.5e-4 at h = 5e-3) reaches 1e-6 below h = 3.1e-4:
