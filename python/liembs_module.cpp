@@ -47,6 +47,13 @@ namespace {
 
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+// Arrays of the wrong shape: liembs.ShapeError, both a liembs.ConfigError and a ValueError
+// (NumPy's convention for shapes), registered in PYBIND11_MODULE.
+class ShapeError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // While a long call runs without the GIL, SIGINT (Ctrl-C) only notes an interrupt
 // (liembs/util/interrupt.hpp): the loops see it at their next step, row or block, stop, and
 // throw Interrupted, raised in Python as KeyboardInterrupt. Python's own handler is put back
@@ -238,7 +245,7 @@ class Evaluator {
     for (py::ssize_t d = 0; d < states.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(states.shape(d));
     std::string names;
     for (const auto& name : inputs()) names += (names.empty() ? "" : ",") + name;
-    throw ConfigError("algorithm '" + algorithm() + "': states of shape (" + shape + "); expected (" +
+    throw ShapeError("algorithm '" + algorithm() + "': states of shape (" + shape + "); expected (" +
                       std::to_string(width) + ",) or (rows, " + std::to_string(width) + "), the inputs in this order: " + names);
   }
 
@@ -276,19 +283,27 @@ class ModelHandle {
                   unsigned threads) {
     const auto evaluator_ptr = evaluator(algorithm, representation, threads);
     Evaluator& evaluator = *evaluator_ptr;
-    const bool batch = arguments.front().ndim() == 2;
-    const py::ssize_t rows = batch ? arguments.front().shape(0) : 1;
+    // A batch when any argument is 2-D; a 1-D argument is then the same state for every row
+    // (broadcast, as NumPy would).
+    bool batch = false;
+    py::ssize_t rows = 1;
+    for (const Array& argument : arguments)
+      if (argument.ndim() == 2 && !batch) {
+        batch = true;
+        rows = argument.shape(0);
+      }
     std::size_t width = 0;
     for (std::size_t a = 0; a < arguments.size(); ++a) {
       const Array& argument = arguments[a];
-      if (argument.ndim() != (batch ? 2 : 1) || (batch && argument.shape(0) != rows))
-        throw ConfigError(algorithm + ": argument " + std::to_string(a + 1) + " has shape " + shape_of(argument) +
-                          "; every argument must be 1-D (one state) or 2-D with the same rows (" + std::to_string(rows) + ")");
+      if ((argument.ndim() != 1 && argument.ndim() != 2) || (argument.ndim() == 2 && argument.shape(0) != rows))
+        throw ShapeError(algorithm + ": argument " + std::to_string(a + 1) + " has shape " + shape_of(argument) +
+                         "; every argument must be 1-D (one state, used for every row) or 2-D with the same rows (" +
+                         std::to_string(rows) + ")");
       const std::size_t expected = a == 0 ? positions() : velocities();
       if (static_cast<std::size_t>(argument.shape(argument.ndim() - 1)) != expected)
-        throw ConfigError(algorithm + ": argument " + std::to_string(a + 1) + " has " +
-                          std::to_string(argument.shape(argument.ndim() - 1)) + " entries per state, expected " +
-                          std::to_string(expected) + (a == 0 && tree_->floating_base ? " (base x y z qw qx qy qz, then q)" : ""));
+        throw ShapeError(algorithm + ": argument " + std::to_string(a + 1) + " has " +
+                         std::to_string(argument.shape(argument.ndim() - 1)) + " entries per state, expected " +
+                         std::to_string(expected) + (a == 0 && tree_->floating_base ? " (base x y z qw qx qy qz, then q)" : ""));
       width += expected;
     }
     // Large batches are gathered row by row on the threads (the GIL released); small ones are
@@ -296,9 +311,18 @@ class ModelHandle {
     if (rows >= static_cast<py::ssize_t>(min_rows_per_thread)) {
       std::vector<const double*> pieces;
       std::vector<std::size_t> widths;
+      std::vector<std::vector<double>> repeated;  // broadcast 1-D arguments, one copy per row
+      repeated.reserve(arguments.size());
       for (const Array& argument : arguments) {
-        pieces.push_back(argument.data());
-        widths.push_back(static_cast<std::size_t>(argument.shape(1)));
+        const auto count = static_cast<std::size_t>(argument.shape(argument.ndim() - 1));
+        if (argument.ndim() == 1) {
+          std::vector<double>& copy = repeated.emplace_back(static_cast<std::size_t>(rows) * count);
+          for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) std::copy_n(argument.data(), count, copy.data() + r * count);
+          pieces.push_back(copy.data());
+        } else {
+          pieces.push_back(argument.data());
+        }
+        widths.push_back(count);
       }
       return shape_result(algorithm, evaluator.evaluate_pieces(pieces, widths, static_cast<std::size_t>(rows)), batch);
     }
@@ -308,7 +332,8 @@ class ModelHandle {
     for (py::ssize_t r = 0; r < rows; ++r)
       for (const Array& argument : arguments) {
         const auto count = static_cast<std::size_t>(argument.shape(argument.ndim() - 1));
-        std::copy_n(argument.data() + r * static_cast<py::ssize_t>(count), count, row);
+        const py::ssize_t offset = argument.ndim() == 2 ? r * static_cast<py::ssize_t>(count) : 0;
+        std::copy_n(argument.data() + offset, count, row);
         row += count;
       }
     py::array_t<double> result = evaluator.evaluate_rows(states.data(), static_cast<std::size_t>(rows), batch);
@@ -666,11 +691,20 @@ PYBIND11_MODULE(liembs, module) {
   static py::exception<PluginError> plugin_error(module, "PluginError", error.ptr());
   static py::exception<ModelError> model_error(module, "ModelError", error.ptr());
   static py::exception<SimulationError> simulation_error(module, "SimulationError", error.ptr());
+  // liembs.ShapeError(ConfigError, ValueError): two bases, so made by type() itself.
+  static const py::handle shape_error = py::module_::import("builtins").attr("type")(
+      "ShapeError", py::make_tuple(config_error, py::handle(PyExc_ValueError)),
+      py::dict(py::arg("__module__") = "liembs",
+               py::arg("__doc__") = "An array of the wrong shape: a ConfigError and a ValueError."))
+                                            .release();  // kept for the interpreter's life, as the others
+  module.attr("ShapeError") = shape_error;
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Interrupted&) {  // SIGINT during a long call (SigintCatcher)
       PyErr_SetNone(PyExc_KeyboardInterrupt);
+    } catch (const ShapeError& e) {
+      PyErr_SetString(shape_error.ptr(), e.what());
     } catch (const ConfigError& e) {
       config_error(e.what());
     } catch (const PluginError& e) {

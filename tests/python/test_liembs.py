@@ -179,8 +179,11 @@ def test_one_state_errors_are_those_of_the_general_path():
         floating.rnea(q, qd[:5], qdd)
     with pytest.raises(liembs.ConfigError, match="argument 2 has 5 entries per state, expected 9"):
         floating.rnea(q, np.repeat(qd, 2)[:10:2], qdd)  # a strided view of the wrong length
-    with pytest.raises(liembs.ConfigError, match=r"argument 3 has shape \(1, 9\); every argument must be 1-D"):
-        floating.rnea(q, qd, qdd[None, :])
+    # A 1-D argument beside a 2-D one is that state for every row (NumPy's broadcasting); 2-D
+    # arguments must agree on the rows. Shape errors are ValueErrors (liembs.ShapeError).
+    assert np.array_equal(floating.rnea(q, qd, qdd[None, :]), floating.rnea(q, qd, qdd)[None, :])
+    with pytest.raises(ValueError, match=r"argument 3 has shape \(3, 9\); every argument must be 1-D"):
+        floating.rnea(np.tile(q, (2, 1)), qd, np.tile(qdd, (3, 1)))
     with pytest.raises(TypeError, match=r"rnea\(\): argument 2 is a dict, not an array of numbers"):
         floating.rnea(q, {}, qdd)
     zero = q.copy()
@@ -433,3 +436,26 @@ def test_cli_python_and_eval_share_one_schema(tmp_path):
         for key in prefixes:
             selected = [c for c, name in enumerate(evaluator.outputs) if key_of(name) == key]
             assert np.array_equal(result[key].ravel(), columns[selected]), (method, key)
+
+
+def test_numpy_conventions_shapes_dtypes_and_broadcasting():
+    """Issue 32 item 5: shape errors are ValueError (and liembs.ConfigError), dtype errors
+    TypeError, and a single state broadcasts against a batch, on both the small-batch path and
+    the threaded one (256 rows or more), with the numbers of the batch it stands for."""
+    arm = liembs.Model(ARM)
+    q, qd, qdd = random_states(arm, 300)
+    assert issubclass(liembs.ShapeError, ValueError) and issubclass(liembs.ShapeError, liembs.ConfigError)
+    for rows in (5, 300):
+        one = arm.rnea(q[:rows], qd[0], qdd[:rows])
+        assert np.array_equal(one, arm.rnea(q[:rows], np.tile(qd[0], (rows, 1)), qdd[:rows]))
+        masses = arm.aba(q[0], qd[:rows], qdd[0])
+        assert masses.shape == (rows, arm.nv)
+        assert np.array_equal(masses[rows - 1], arm.aba(q[0], qd[rows - 1], qdd[0]))
+    with pytest.raises(ValueError, match="argument 2 has 3 entries per state, expected 7"):
+        arm.rnea(q, qd[:, :3], qdd)
+    with pytest.raises(liembs.ShapeError, match="argument 3 has shape \\(2, 7\\)"):
+        arm.rnea(q[:4], qd[:4], qdd[:2])
+    with pytest.raises(ValueError, match="states of shape \\(3, 2\\)"):
+        arm.evaluator("rnea")(np.zeros((3, 2)))
+    with pytest.raises(TypeError, match=r"argument 1 is a list, not an array of numbers"):
+        arm.rnea(["a"] * arm.nq, qd[0], qdd[0])
