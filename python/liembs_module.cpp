@@ -35,6 +35,7 @@
 #include <mutex>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -138,6 +139,7 @@ struct Source {
   std::optional<std::filesystem::path> file;
   std::string text;  // when there is no file
   std::string name;  // for messages
+  std::string model_key;  // the generated text's model file key ("model.urdf", ...), when there is no file
   std::vector<std::string> overrides;
   std::vector<std::string> plugin_path;
 
@@ -157,11 +159,54 @@ struct LoadedRun {
 
 // Each call judges its outputs by the files it read itself (liembs/io/file_guard.hpp): the
 // calls that load open an InputScope, and the calls that write hold theirs until they have written.
+// A message about the TOML text the module generated for a model file (from_urdf, from_mjcf,
+// from_sdf) speaks of the model file and the call instead: the text's location
+// ("NAME:line:column: key: " or "NAME: (--set a=b): key: ") points into a file the user never
+// wrote. A problem of the model file is the loader's own message (it names the file, the line
+// and the link or joint); any other keeps NAME ("arm.urdf (liembs.Model.from_urdf)").
+std::string speak_of_model_file(const Source& source, const std::string& message) {
+  if (source.file || message.rfind(source.name, 0) != 0) return message;
+  static const std::regex location(R"(^(:\d+:\d+|: \(--set [^)]*\)): ([^ :]+|\(top level\)): )");
+  std::smatch match;
+  const std::string rest = message.substr(source.name.size());
+  if (!std::regex_search(rest, match, location)) return message;
+  const std::string key = match[2], problem = match.suffix();
+  if (key == source.model_key) return problem;
+  std::string hint;
+  if (problem.find("missing required key") != std::string::npos)
+    hint = " (a model from a model file has only [model] and [representation]: give the rest with set=[\"key=value\", ...])";
+  return source.name + ": " + problem + hint;
+}
+
+// Rethrows the LieMBS error `thrown` with the message speak_of_model_file gives, of the same class.
+[[noreturn]] void rethrow_speaking_of_model_file(const Source& source, const std::exception_ptr& thrown) {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const ConfigError& e) {
+    throw ConfigError(speak_of_model_file(source, e.what()));
+  } catch (const PluginError& e) {
+    throw PluginError(speak_of_model_file(source, e.what()));
+  } catch (const ModelError& e) {
+    throw ModelError(speak_of_model_file(source, e.what()));
+  } catch (const SimulationError& e) {
+    throw SimulationError(speak_of_model_file(source, e.what()));
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(speak_of_model_file(source, e.what()));
+  }
+}
+
 std::shared_ptr<LoadedRun> load(const Source& source, const std::vector<std::string>& more, RunPurpose purpose) {
   const InputScope inputs;
   auto loaded = std::make_shared<LoadedRun>();
   loaded->registry = make_registry(source.plugin_path);
-  loaded->run = load_run(source.document(more), *loaded->registry, purpose);
+  try {
+    loaded->run = load_run(source.document(more), *loaded->registry, purpose);
+  } catch (const Error&) {
+    if (source.file) throw;
+    rethrow_speaking_of_model_file(source, std::current_exception());
+  }
   return loaded;
 }
 
@@ -473,6 +518,7 @@ Source urdf_source(const std::string& urdf, bool floating_base, const std::vecto
   if (gravity.size() != 3) throw ConfigError("from_urdf: gravity needs 3 components, not " + std::to_string(gravity.size()));
   Source source;
   source.name = urdf + " (liembs.Model.from_urdf)";
+  source.model_key = "model.urdf";
   source.text = "[model]\nurdf = " + toml_string(std::filesystem::absolute(urdf).string()) +
                 "\nfloating_base = " + (floating_base ? "true" : "false") + "\ngravity = [" + toml_number(gravity[0]) + ", " +
                 toml_number(gravity[1]) + ", " + toml_number(gravity[2]) + "]\n[representation]\nname = " +
@@ -489,6 +535,7 @@ Source model_file_source(const std::string& key, const std::string& file, const 
     throw ConfigError(function + ": gravity needs 3 components, not " + std::to_string(gravity->size()));
   Source source;
   source.name = file + " (liembs.Model." + function + ")";
+  source.model_key = "model." + key;
   source.text = "[model]\n" + key + " = " + toml_string(std::filesystem::absolute(file).string()) + "\n";
   if (gravity)
     source.text += "gravity = [" + toml_number((*gravity)[0]) + ", " + toml_number((*gravity)[1]) + ", " +

@@ -61,3 +61,60 @@ def test_bad_sdf_file_is_a_clear_error(tmp_path):
                    '<axis><xyz>0 0 1</xyz></axis></joint></model></sdf>')
     with pytest.raises(Exception, match=r"bad\.sdf:1: joint 'j': screw joints are not read"):
         liembs.Model.from_sdf(str(bad))
+
+
+BAD_INPUTS = os.path.join(os.environ["LIEMBS_SOURCE_DIR"], "tests/bad-inputs/inputs")
+LINK = ('<link name="{name}"><inertial><mass value="{mass}"/>'
+        '<inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+
+
+@pytest.mark.parametrize("file, error, message", [
+    # urdfdom's own checks, named by the file and the joint or link
+    ("urdf-missing-link.urdf", liembs.ModelError, r"urdf-missing-link\.urdf: invalid URDF: .*child link \[hand\] of joint \[j2\]"),
+    ("urdf-cycle.urdf", liembs.ModelError, r"urdf-cycle\.urdf: invalid URDF: .*root link"),
+    # the importer's, with the line
+    ("urdf-malformed.urdf", liembs.ModelError, r"urdf-malformed\.urdf:23:1: malformed XML"),
+    ("urdf-mimic.urdf", liembs.ModelError, r"urdf-mimic\.urdf:22: joint 'j2': mimic joints are not supported"),
+    ("urdf-planar-joint.urdf", liembs.ModelError, r"urdf-planar-joint\.urdf:9: joint 'j1': planar joints are not supported"),
+    ("urdf-triangle-inequality.urdf", liembs.ModelError,
+     r"urdf-triangle-inequality\.urdf:16: link 'link1': principal moments violate the triangle inequality"),
+    ("no-such-file.urdf", liembs.ConfigError, r"^URDF file not found: .*/no-such-file\.urdf$"),
+])
+def test_urdf_errors_speak_of_the_urdf_file(file, error, message):
+    """Issue 32 item 5: Model.from_urdf's errors name the URDF file, its line and the link or
+    joint, never the TOML text the module generates for it (no 'model.urdf' key, no
+    'line:column' of that text)."""
+    with pytest.raises(error, match=message) as raised:
+        liembs.Model.from_urdf(os.path.join(BAD_INPUTS, file))
+    text = str(raised.value)
+    assert "model.urdf" not in text and "from_urdf):" not in text and ".toml" not in text
+
+
+def test_urdf_errors_of_files_written_here(tmp_path):
+    """A joint type urdfdom does not know, and a moving link without mass (the mass matrix
+    would be singular); a bad representation or a missing [simulation] name the call."""
+    def robot(joint_type, mass):
+        return ('<robot name="r"><link name="base"/>' + LINK.format(name="arm", mass=mass, inertia=0.1 * mass) +
+                f'<joint name="shoulder" type="{joint_type}"><parent link="base"/><child link="arm"/>'
+                '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
+    wobbly = tmp_path / "wobbly.urdf"
+    wobbly.write_text(robot("wobbly", 1.0))
+    with pytest.raises(liembs.ModelError, match=r"wobbly\.urdf: invalid URDF: Joint \[shoulder\] has no known type \[wobbly\]"):
+        liembs.Model.from_urdf(str(wobbly))
+    weightless = tmp_path / "weightless.urdf"
+    weightless.write_text(robot("revolute", 0.0))
+    with pytest.raises(liembs.ModelError, match=r"weightless\.urdf:1: link 'arm': no mass .* singular"):
+        liembs.Model.from_urdf(str(weightless))
+    good = tmp_path / "good.urdf"
+    good.write_text(robot("revolute", 1.0))
+    with pytest.raises(liembs.PluginError, match=r"good\.urdf \(liembs\.Model\.from_urdf\): unknown representation 'twisted'"):
+        liembs.Model.from_urdf(str(good), representation="twisted")
+    model = liembs.Model.from_urdf(str(good))
+    with pytest.raises(liembs.PluginError, match=r"\(liembs\.Model\.from_urdf\): unknown representation 'bent'") as raised:
+        model.rnea([0.0], [0.0], [0.0], representation="bent")
+    assert "--set" not in str(raised.value) and "representation.name" not in str(raised.value)
+    with pytest.raises(liembs.ConfigError, match=r"\(liembs\.Model\.from_urdf\): missing required key 'simulation' \(.*set="):
+        model.simulate()
+    with pytest.raises(liembs.ConfigError, match=r"^MJCF file not found: .*missing\.xml$"):
+        liembs.Model.from_mjcf(str(tmp_path / "missing.xml"))
+    assert model.rnea([0.5], [0.0], [1.0])[0] > 0.0  # the good file loads and evaluates
