@@ -14,9 +14,10 @@
 //   T' v = (-4 G(p) p' (p^T p') / |p|^4, -omega x R^T r')   (G(p') p' = 0).
 // With M_b = diag(J, m 1) at the centre of mass, T^T M_b T = diag(4 G^T J G, m 1) on p^T p = 1 (004 eq.
 // 39a). Its Q = T^T (Q_b - M_b T' v) holds 2 G^T (n - omega~ J omega) where the paper has
-// 2 G^T n + 8 G'^T J G' p: the two differ by a multiple of p, which only shifts the
-// normalization multiplier. M is singular along p (G p = 0): the solvers factor the whole
-// saddle-point matrix then (SaddlePointSolver).
+// 2 G^T n + 8 G'^T J G' p: the two differ by a multiple of p (absorbed by the normalization
+// multiplier) only where p^T p' = 0, which index-3 BDF does not enforce, so their discrete
+// motions differ by O(h) (tests/parameterizations/test_rp_gyroscopic_forms.cpp). M is singular
+// along p (G p = 0): the solvers factor the whole saddle-point matrix then (SaddlePointSolver).
 #include <liembs/lie/so3.hpp>
 #include <liembs/plugin/plugin.hpp>
 
