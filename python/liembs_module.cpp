@@ -9,6 +9,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
+#include <liembs/host/output_schema.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/column_names.hpp>
@@ -400,6 +401,12 @@ class ModelHandle {
     for (const int node : joint_first_nodes(*tree_)) names.push_back(model_->joints[tree_->dof_joint[static_cast<std::size_t>(node)]].name);
     return names;
   }
+  // u = 0, for one state or broadcast against a batch (1-D).
+  py::array_t<double> zero_velocity() const {
+    py::array_t<double> zero(static_cast<py::ssize_t>(velocities()));
+    std::fill_n(zero.mutable_data(), velocities(), 0.0);
+    return zero;
+  }
   std::size_t positions() const { return static_cast<std::size_t>(tree_->dof()) + (tree_->floating_base ? 7 : 0); }
   std::size_t velocities() const { return static_cast<std::size_t>(tree_->velocity_dimension()); }
   const KinematicTree& tree() const { return *tree_; }
@@ -462,6 +469,43 @@ class ModelHandle {
       out["momentum"] = block(4, 6, 1);
       out["center_of_mass_jacobian"] = block(10, 3, nv);
       out["momentum_matrix"] = block(10 + 3 * nv, 6, nv);
+      return out;
+    }
+    const auto bodies = static_cast<py::ssize_t>(model_->bodies.size());
+    if (algorithm == "kinematics") {  // body_motion_components per body (host/output_schema.hpp)
+      struct Part {
+        const char* key;
+        py::ssize_t offset, count;
+      };
+      static constexpr Part parts[] = {{"position", 0, 3}, {"orientation", 3, 4}, {"angular_velocity", 7, 3}, {"velocity", 10, 3}};
+      constexpr auto per_body = static_cast<py::ssize_t>(body_motion_components.size());
+      static_assert(per_body == 13);
+      const py::ssize_t width = batch ? flat.shape(1) : flat.shape(0);
+      py::dict out;
+      for (const Part& part : parts) {
+        py::array_t<double> block(batch ? std::vector<py::ssize_t>{rows, bodies, part.count} : std::vector<py::ssize_t>{bodies, part.count});
+        double* to = block.mutable_data();
+        for (py::ssize_t r = 0; r < rows; ++r)
+          for (py::ssize_t b = 0; b < bodies; ++b, to += part.count)
+            std::copy_n(flat.data() + r * width + b * per_body + part.offset, part.count, to);
+        out[part.key] = std::move(block);
+      }
+      return out;
+    }
+    if (algorithm == "jacobians")  // J.<body>.<component>.<coordinate>, row-major
+      return flat.attr("reshape")(batch ? py::make_tuple(rows, bodies, 6, nv) : py::make_tuple(bodies, 6, nv));
+    if (algorithm == "energy") {  // energy_columns (host/output_schema.hpp)
+      py::dict out;
+      for (std::size_t c = 0; c < energy_columns.size(); ++c) {
+        const py::str key{std::string(energy_columns[c])};
+        if (!batch) {
+          out[key] = py::float_(flat.data()[c]);
+          continue;
+        }
+        py::array_t<double> column(rows);
+        for (py::ssize_t r = 0; r < rows; ++r) column.mutable_data()[r] = flat.data()[r * flat.shape(1) + static_cast<py::ssize_t>(c)];
+        out[key] = std::move(column);
+      }
       return out;
     }
     if (algorithm == "rnea-geometric-derivatives") {  // tau, then dtau/dB and dtau/dX row-major
@@ -667,6 +711,16 @@ const NamedAlgorithm named_algorithms[] = {
      "Centre of mass, its Jacobian and the centroidal momentum matrix: dict mass, center_of_mass (3,), momentum "
      "(h_G = A_G u: angular about the centre of mass, then linear; (6,)), center_of_mass_jacobian (3, nv), "
      "momentum_matrix (A_G, (6, nv))."},
+    {"kinematics", "kinematics", 2, nullptr, false,
+     "Forward kinematics: dict position (bodies, 3), orientation (bodies, 4; quaternion w, x, y, z, w >= 0), "
+     "angular_velocity (bodies, 3; body frame), velocity (bodies, 3; of the body origin, world), in the order of "
+     "body_names, with a leading rows axis for a batch: the body columns of trajectory.csv. qd may be omitted (zero)."},
+    {"jacobians", "jacobians", 1, nullptr, false,
+     "Body Jacobians in the representation: (bodies, 6, nv) or (rows, bodies, 6, nv), each body's twist "
+     "(angular first) = J u in the representation's frame (docs/algorithms.md)."},
+    {"energy", "energy", 2, nullptr, false,
+     "Energies: dict kinetic_energy, potential_energy (gravity, zero at the world origin), total_energy; floats, or "
+     "(rows,) arrays for a batch (trajectory.csv's columns)."},
     {"rnea_geometric_derivatives", "rnea-geometric-derivatives", 3, "qdd", false,
      "Inverse dynamics and its derivatives by the joints' geometry: dict tau, dtau_dB (nv, 6 per moving "
      "joint, see moving_joint_names), dtau_dX (nv, 6 per degree of freedom)."},
@@ -850,6 +904,18 @@ PYBIND11_MODULE(liembs, module) {
             return m.call_named(index, {q}, representation, threads);
           },
           py::arg("q"), py::kw_only(), py::arg("representation") = py::none(), py::arg("threads") = 0, named.doc);
+    else if (named.arguments == 2 && named.name == std::string_view("kinematics"))  // poses alone: qd omitted is zero
+      model.def(
+          named.method,
+          [index](ModelHandle& m, py::handle q, py::handle qd, const std::optional<std::string>& representation, unsigned threads) {
+            if (qd.is_none()) {
+              const py::array_t<double> zero = m.zero_velocity();
+              return m.call_named(index, {q, zero}, representation, threads);
+            }
+            return m.call_named(index, {q, qd}, representation, threads);
+          },
+          py::arg("q"), py::arg("qd") = py::none(), py::kw_only(), py::arg("representation") = py::none(),
+          py::arg("threads") = 0, named.doc);
     else if (named.arguments == 2)
       model.def(
           named.method,

@@ -21,9 +21,12 @@
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
+#include <liembs/host/output_schema.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/plugin.hpp>
+#include <liembs/plugin/representation.hpp>
 #include <liembs/sim/constrained_system.hpp>
+#include <liembs/sim/invariants.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
 #include <liembs/sim/velocity_rate_derivatives.hpp>
 
@@ -616,7 +619,10 @@ enum class Quantity {
   forward_dynamics_derivatives,
   regressor,
   geometric_derivatives,
-  centroidal
+  centroidal,
+  body_motion,
+  body_jacobians,
+  energy
 };
 
 bool uses_derivatives(Quantity quantity) {
@@ -624,9 +630,9 @@ bool uses_derivatives(Quantity quantity) {
          quantity == Quantity::regressor;
 }
 
-// Whether the inputs hold the velocities (q' and the base twist): all but M(q) and G(q).
+// Whether the inputs hold the velocities (q' and the base twist): all but M(q), G(q) and J(q).
 bool takes_velocities(Quantity quantity) {
-  return quantity != Quantity::mass_matrix && quantity != Quantity::gravity_forces;
+  return quantity != Quantity::mass_matrix && quantity != Quantity::gravity_forces && quantity != Quantity::body_jacobians;
 }
 
 // The inertial parameters of a body in the regressor's columns (tree_derivatives.hpp).
@@ -640,9 +646,10 @@ class TreeEvaluator final : public BatchEvaluator {
  public:
   TreeEvaluator(std::shared_ptr<const KinematicTree> tree, std::unique_ptr<TreeDynamics> dynamics,
                 std::unique_ptr<TreeDerivatives> derivatives, std::unique_ptr<TreeGeometricDerivatives> geometric,
-                const Model& model, Quantity quantity)
+                std::shared_ptr<const Model> model_pointer, const Representation& representation, Quantity quantity)
       : tree_(std::move(tree)), dynamics_(std::move(dynamics)), derivatives_(std::move(derivatives)),
-        geometric_(std::move(geometric)), quantity_(quantity) {
+        geometric_(std::move(geometric)), quantity_(quantity), model_(std::move(model_pointer)), representation_(representation) {
+    const Model& model = *model_;
     // "base.<base name>" for each of `base_names` if the tree floats, then "<prefix><dof name>".
     auto add_per_coordinate = [&](std::vector<std::string>& list, const char* prefix,
                                   const std::vector<const char*>& base_names) {
@@ -722,6 +729,21 @@ class TreeEvaluator final : public BatchEvaluator {
           for (const auto& column : coordinates) outputs_.push_back(std::string("A_G.") + component + "." + column);
         break;
       }
+      case Quantity::body_motion:
+        // <body>.x .. <body>.vz: the body columns of trajectory.csv (host/output_schema.hpp).
+        for (const RigidBody& body : model.bodies)
+          for (const auto component : body_motion_components) outputs_.push_back(body.name + "." + std::string(component));
+        break;
+      case Quantity::body_jacobians:
+        // J.<body>.<twist component>.<coordinate>: each body's 6 x nv Jacobian row-major, the
+        // twist in this evaluator's representation (docs/algorithms.md, "twist of a body").
+        for (const RigidBody& body : model.bodies)
+          for (const char* component : twist_names)
+            for (const auto& column : coordinates) outputs_.push_back("J." + body.name + "." + component + "." + column);
+        break;
+      case Quantity::energy:
+        for (const auto name : energy_columns) outputs_.emplace_back(name);  // as trajectory.csv names them
+        break;
       case Quantity::gravity_forces: add_per_coordinate(outputs_, "tau.", wrench_names); break;
       case Quantity::mass_matrix:
       case Quantity::coriolis_matrix: add_matrix(quantity == Quantity::mass_matrix ? "M" : "C"); break;
@@ -804,6 +826,26 @@ class TreeEvaluator final : public BatchEvaluator {
         out = std::copy_n(centroidal_.momentum.data(), 6, out);
         write_row_major(write_row_major(out, centroidal_.center_of_mass_jacobian), centroidal_.momentum_matrix);
         return;
+      case Quantity::body_motion:  // the numbers trajectory.csv writes for these bodies at this state
+        dynamics_->body_kinematics(state_, zero_acceleration(), kinematics_);
+        for (std::size_t b = 0; b < kinematics_.poses.size(); ++b, out += body_motion_components.size())
+          body_motion_values(kinematics_.poses[b], kinematics_.twists[b], out);
+        return;
+      case Quantity::body_jacobians:  // J^b of every body, each column mapped as a twist to the representation's
+        dynamics_->body_kinematics(state_, zero_acceleration(), kinematics_);
+        dynamics_->body_jacobians(state_, jacobians_, nullptr);
+        for (std::size_t b = 0; b < jacobians_.size(); ++b) {
+          for (Eigen::Index c = 0; c < jacobians_[b].cols(); ++c)
+            jacobians_[b].col(c) = representation_.twist_from_body(kinematics_.poses[b], jacobians_[b].col(c));
+          out = write_row_major(out, jacobians_[b]);
+        }
+        return;
+      case Quantity::energy: {  // compute_invariants, as a run's recorder computes trajectory.csv's energies
+        dynamics_->body_kinematics(state_, zero_acceleration(), kinematics_);
+        const Invariants invariants = compute_invariants(*model_, kinematics_.poses, kinematics_.twists);
+        for (const double value : {invariants.kinetic_energy, invariants.potential_energy, invariants.total_energy()}) *out++ = value;
+        return;
+      }
     }
     if (quantity_ == Quantity::mass_matrix || quantity_ == Quantity::coriolis_matrix) write_row_major(out, matrix_);
     else write_vector(out, vector_);
@@ -829,6 +871,16 @@ class TreeEvaluator final : public BatchEvaluator {
   InverseDynamicsDerivatives inverse_;
   ForwardDynamicsDerivatives forward_;
   GeometricDerivatives geometric_out_;
+  const Eigen::VectorXd& zero_acceleration() {
+    zero_.setZero(tree_->velocity_dimension());
+    return zero_;
+  }
+
+  std::shared_ptr<const Model> model_;
+  const Representation& representation_;  // the run's, which outlives its evaluators
+  BodyKinematics kinematics_;
+  std::vector<Matrix6X> jacobians_;
+  Eigen::VectorXd zero_;
   std::vector<RigidBody> bodies_;  // for the centroidal quantities
   CentroidalWorkspace centroidal_workspace_;
   CentroidalQuantities centroidal_;
@@ -860,7 +912,7 @@ class TreeAlgorithm final : public Algorithm {
     auto geometric = quantity_ == Quantity::geometric_derivatives ? bind_geometric_derivatives(*context.representation, tree)
                                                                   : nullptr;
     return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), std::move(derivatives),
-                                           std::move(geometric), *context.model, quantity_);
+                                           std::move(geometric), context.model, *context.representation, quantity_);
   }
 
  private:
@@ -903,6 +955,10 @@ LIEMBS_PLUGIN(registrar) {
   add("regressor", Quantity::regressor, "inverse-dynamics regressor Y of a tree, tau = Y pi (liembs eval)");
   add("centroidal", Quantity::centroidal,
       "centre of mass, its Jacobian and the centroidal momentum matrix A_G, h_G = A_G u (liembs eval)");
+  add("kinematics", Quantity::body_motion,
+      "forward kinematics of a tree: every body's pose and twist, trajectory.csv's body columns (liembs eval)");
+  add("jacobians", Quantity::body_jacobians, "Jacobians of every body of a tree, twists in the representation (liembs eval)");
+  add("energy", Quantity::energy, "kinetic, potential (gravity) and total energy of a tree (liembs eval)");
   add("rnea-geometric-derivatives", Quantity::geometric_derivatives,
       "inverse dynamics of a tree and its derivatives by the joints' references B and screws X (liembs eval)");
 }

@@ -23,7 +23,7 @@ namespace {
 
 const char* const tree_algorithms[] = {"aba",      "crba-cholesky", "rnea",    "crba",     "coriolis",
                                        "gravity", "rnea-derivatives", "aba-derivatives", "regressor",
-                                       "rnea-geometric-derivatives"};
+                                       "rnea-geometric-derivatives", "centroidal", "kinematics", "jacobians", "energy"};
 
 struct LoadedRun {
   Registry registry;  // outlives the components created from its plugins

@@ -10,7 +10,7 @@ def run(source, folder, monkeypatch, capsys):
     monkeypatch.chdir(folder)
     text = open(os.path.join(source, "docs/python.md")).read()
     blocks = [block.split("```")[0] for block in text.split("```python\n")[1:]]
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), {})
     assert (folder / "arm.png").stat().st_size > 1000

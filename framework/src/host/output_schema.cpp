@@ -60,10 +60,9 @@ const std::vector<ColumnFamily>& trajectory_columns() {
                              "tree runs with a floating base, integrators that solve for accelerations (bdf, kinematics)"};
     list[accelerations] = {"qdd.<dof>", "rad/s² or m/s²", "joint accelerations",
                            "tree runs, integrators that solve for accelerations (bdf, kinematics)"};
-    list[kinetic_energy] = {"kinetic_energy", "J", "kinetic energy T", "always"};
-    list[potential_energy] = {"potential_energy", "J", "potential energy of gravity (zero at the world origin)",
-                              "always"};
-    list[total_energy] = {"total_energy", "J", "E = T + V", "always"};
+    list[kinetic_energy] = {energy_columns[0], "J", "kinetic energy T", "always"};
+    list[potential_energy] = {energy_columns[1], "J", "potential energy of gravity (zero at the world origin)", "always"};
+    list[total_energy] = {energy_columns[2], "J", "E = T + V", "always"};
     list[angular_momentum] = {"angular_momentum_x,y,z", "kg m²/s", "angular momentum about the world origin (world)",
                               "always"};
     list[linear_momentum] = {"linear_momentum_x,y,z", "kg m/s", "linear momentum (world)", "always"};
@@ -187,9 +186,9 @@ RunLayout make_run_layout(RunShape shape) {
       each(accelerations, names::acceleration, shape.coordinates);
     }
   }
-  add(kinetic_energy, "kinetic_energy");
-  add(potential_energy, "potential_energy");
-  add(total_energy, "total_energy");
+  add(kinetic_energy, std::string(energy_columns[0]));
+  add(potential_energy, std::string(energy_columns[1]));
+  add(total_energy, std::string(energy_columns[2]));
   for (const char* axis : {"x", "y", "z"}) add(angular_momentum, std::string("angular_momentum_") + axis);
   for (const char* axis : {"x", "y", "z"}) add(linear_momentum, std::string("linear_momentum_") + axis);
   add(orthogonality_error, "orthogonality_error");

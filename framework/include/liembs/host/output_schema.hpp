@@ -43,6 +43,9 @@ const SummaryKey& summary_key(std::string_view key);
 // body origin (3).
 inline constexpr std::array<std::string_view, 13> body_motion_components{
     "x", "y", "z", "qw", "qx", "qy", "qz", "wx", "wy", "wz", "vx", "vy", "vz"};
+// The energy columns of the trajectory and of `liembs eval`'s algorithm 'energy'.
+inline constexpr std::array<std::string_view, 3> energy_columns{"kinetic_energy", "potential_energy", "total_energy"};
+
 // The 13 numbers of body_motion_components from a pose and its body-fixed twist (omega, R^T r').
 void body_motion_values(const Pose& pose, const Vec6& twist, double* out);
 
