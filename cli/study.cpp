@@ -7,9 +7,9 @@
 #include <liembs/io/file_guard.hpp>
 #include <liembs/study/case_views.hpp>
 #include <liembs/study/execution.hpp>
-#include <liembs/study/ladder_extension.hpp>
 #include <liembs/study/message_passing.hpp>
 #include <liembs/study/results.hpp>
+#include <liembs/study/study_run.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/util/format.hpp>
 
@@ -183,7 +183,7 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
                    : algorithms         ? 1u
                                         : std::max(1u, std::thread::hardware_concurrency());
   execution.force = values.count("force") > 0;
-  if (values.count("plugin-path")) execution.plugin_paths = values["plugin-path"].as<std::vector<std::string>>();
+  if (values.count("plugin-path")) execution.plugins.paths = values["plugin-path"].as<std::vector<std::string>>();
   execution.world = world;
   const bool show_progress = !quiet && coordinator && ::isatty(STDERR_FILENO);
   if (show_progress) execution.progress = print_progress;
@@ -194,27 +194,9 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
   if (coordinator) study::check_outputs(output);  // before any case runs
 
   study::ExecutionSummary summary;
-  auto records = study::execute_cases(definition, cases, output, execution, summary);
-  if (!coordinator) return exit_ok;  // rank 0 writes the outputs
-  study::StudyResults results = study::analyse(definition, cases, records);
-  // Ladders that do not bracket a target gain rungs, round by round (docs/studies.md "Cost at
-  // matched accuracy"). Under MPI the other ranks have stopped: rank 0 runs these itself.
-  if (execution.world) {
-    execution.world = nullptr;
-    execution.jobs = std::max(1u, std::thread::hardware_concurrency());
-  }
-  for (long long round = 0; round < definition.measure.ladder_extensions; ++round) {
-    std::vector<study::Case> extension = study::extend_ladders(definition, results);
-    if (extension.empty()) break;
-    study::ExecutionSummary extension_summary;
-    auto extension_records = study::execute_cases(definition, extension, output, execution, extension_summary);
-    summary.ran += extension_summary.ran;
-    summary.cached += extension_summary.cached;
-    summary.failed += extension_summary.failed;
-    cases.insert(cases.end(), extension.begin(), extension.end());
-    records.insert(records.end(), extension_records.begin(), extension_records.end());
-    results = study::analyse(definition, cases, records);
-  }
+  std::optional<study::StudyResults> ran = study::run_study(definition, cases, output, execution, summary);
+  if (!ran) return exit_ok;  // an MPI rank other than 0: rank 0 writes the outputs
+  const study::StudyResults& results = *ran;
   if (show_progress) std::fprintf(stderr, "\n");
   std::size_t views = 0;
   if (values.count("views")) views = study::write_case_views(results, output);

@@ -10,11 +10,14 @@
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/host/output_schema.hpp>
+#include <liembs/io/atomic_file.hpp>
+#include <liembs/io/csv.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/column_names.hpp>
 #include <liembs/sim/linearization.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/study/study_run.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 
@@ -28,6 +31,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <limits>
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
@@ -120,17 +125,23 @@ SearchPathEntry module_plugin_folder() {
           false, SearchTier::program};
 }
 
-// Plugins: plugin_path entries first, then LIEMBS_PLUGIN_PATH, the plugin folder of the
+// The search path after plugin_path's entries: LIEMBS_PLUGIN_PATH, the plugin folder of the
 // build or install this module belongs to, and the install prefix (search_order_text()).
+std::vector<SearchPathEntry> module_search_path() {
+  std::vector<SearchPathEntry> path = Registry::environment_search_path();
+  path.push_back(module_plugin_folder());
+  for (const auto& entry : Registry::default_search_path())  // the configured install prefix
+    if (entry.tier == SearchTier::install) path.push_back(entry);
+  return path;
+}
+
+// Plugins: plugin_path entries first, then module_search_path().
 std::unique_ptr<Registry> make_registry(const std::vector<std::string>& plugin_path) {
   auto registry = std::make_unique<Registry>();
   std::vector<SearchPathEntry> path;
   for (const auto& entry : plugin_path) path.push_back({entry, "plugin_path", true});
-  const auto environment = Registry::environment_search_path();
-  path.insert(path.end(), environment.begin(), environment.end());
-  path.push_back(module_plugin_folder());
-  for (const auto& entry : Registry::default_search_path())  // the configured install prefix
-    if (entry.tier == SearchTier::install) path.push_back(entry);
+  const auto rest = module_search_path();
+  path.insert(path.end(), rest.begin(), rest.end());
   registry->append_search_path(std::move(path));
   return registry;
 }
@@ -686,6 +697,105 @@ py::dict linearize(const Source& source, const std::vector<std::string>& set, st
   return result;
 }
 
+// A folder made for one call and removed after it (the case cache of a study run without `output`).
+class TemporaryFolder {
+ public:
+  TemporaryFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "liembs-study-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw Error("cannot create a temporary folder for the study's cases: " + pattern);
+    path_ = pattern;
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// results.csv's text as a dict of columns (the same names, in order): a column whose fields
+// are all numbers or empty is a float64 array (empty: NaN), any other an array of str.
+py::dict csv_columns(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string_view> fields;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t line_breaks = 0;
+    std::size_t end = csv::record_end(std::string_view(text).substr(start), line_breaks);
+    end = end == std::string_view::npos ? text.size() : start + end;
+    csv::split_record(std::string_view(text).substr(start, end - start), fields);
+    auto& row = rows.emplace_back();
+    for (const auto field : fields) row.push_back(csv::unquote(field));
+    start = end + 1;
+  }
+  py::dict columns;
+  if (rows.empty()) return columns;
+  const auto numpy = py::module_::import("numpy");
+  for (std::size_t c = 0; c < rows[0].size(); ++c) {
+    std::vector<double> numbers;
+    bool numeric = true;
+    for (std::size_t r = 1; r < rows.size() && numeric; ++r) {
+      const std::string& field = c < rows[r].size() ? rows[r][c] : std::string();
+      double value = std::numeric_limits<double>::quiet_NaN();
+      numeric = field.empty() || csv::parse_finite(field, value);
+      numbers.push_back(value);
+    }
+    if (numeric) {
+      columns[py::str(rows[0][c])] = py::array_t<double>(static_cast<py::ssize_t>(numbers.size()), numbers.data());
+      continue;
+    }
+    py::list texts;
+    for (std::size_t r = 1; r < rows.size(); ++r) texts.append(c < rows[r].size() ? rows[r][c] : std::string());
+    columns[py::str(rows[0][c])] = numpy.attr("array")(texts, py::arg("dtype") = "str");
+  }
+  return columns;
+}
+
+// A study file run as `liembs study` runs it (liembs/study/study_run.hpp: the cases in
+// processes of their own, cached in <output>/cases, the ladder extensions): results.csv as a
+// dict of columns; with `output`, results.csv, series.csv and study.json are written there too
+// (not report.html).
+py::dict run_study_file(const std::string& file, const std::vector<std::string>& set, const std::optional<std::string>& output,
+                        std::optional<unsigned> jobs, bool force, const std::vector<std::string>& plugin_path) {
+  const InputScope inputs;
+  auto document = ConfigDocument::load(file);
+  for (const auto& assignment : set) document->set_override(assignment);
+  study::Definition definition = study::load_study(document);
+  std::vector<study::Case> cases = study::expand_cases(definition);
+  const bool algorithms = definition.kind == study::StudyKind::algorithms;
+  study::ExecutionOptions execution;
+  // As `liembs study`: an algorithm study times one case at a time unless asked otherwise.
+  execution.jobs = jobs ? capped_threads(*jobs) : algorithms ? 1u : available_cores();
+  execution.force = force;
+  execution.plugins = {plugin_path, module_search_path()};
+  std::optional<TemporaryFolder> temporary;
+  const std::filesystem::path folder = output ? std::filesystem::path(*output) : temporary.emplace().path();
+  prepare_output_folder(folder);
+  study::check_outputs(folder);
+  std::optional<study::StudyResults> results;
+  study::ExecutionSummary summary;
+  {
+    const Unlocked unlocked;
+    results = study::run_study(definition, cases, folder, execution, summary);
+  }
+  std::ostringstream text;
+  study::write_results_csv(*results, text);
+  if (output) {  // the files `liembs study --no-report` writes, replaced together
+    AtomicFile results_csv(folder / study::results_file), json(folder / study::json_file);
+    std::optional<AtomicFile> series_csv;
+    results_csv.stream() << text.str();
+    if (!algorithms) study::write_series_csv(*results, series_csv.emplace(folder / study::series_file).stream());
+    study::write_study_json(*results, folder, json.stream());
+    std::vector<std::filesystem::path> stale{folder / study::report_file};
+    if (!series_csv) stale.push_back(folder / study::series_file);
+    commit_together({&results_csv, series_csv ? &*series_csv : nullptr, &json}, stale);
+  }
+  return csv_columns(text.str());
+}
+
 // The tree algorithms and their arguments (positions, velocities, third).
 struct NamedAlgorithm {
   const char* method;
@@ -940,6 +1050,13 @@ PYBIND11_MODULE(liembs, module) {
       py::arg("plugin_path") = std::vector<std::string>{},
       "Runs a run file as `liembs run` does; returns (trajectory: dict of arrays, summary: dict). With `output`, "
       "trajectory.csv and summary.json are written there too.");
+  module.def("study", &run_study_file, py::arg("file"), py::kw_only(), py::arg("set") = std::vector<std::string>{},
+             py::arg("output") = py::none(), py::arg("jobs") = py::none(), py::arg("force") = false,
+             py::arg("plugin_path") = std::vector<std::string>{},
+             "Runs a study file as `liembs study` does (each case in a process of its own; `set` as --set, `jobs` as "
+             "--jobs, `force` as --force); returns results.csv as a dict of columns (numbers as float64 arrays, empty "
+             "cells NaN; text as str arrays). With `output`, results.csv, series.csv and study.json are written there "
+             "and the cases cached in output/cases; without, the cases run in a temporary folder.");
   module.def(
       "plugins",
       [](const std::vector<std::string>& plugin_path) {

@@ -122,7 +122,7 @@ TEST_CASE("the observed order on a free body: rkmk rk4 about 4, heun about 2", "
   REQUIRE(cases.size() == 8 + 2);
   ExecutionOptions options;
   options.jobs = 2;
-  options.plugin_paths = {LIEMBS_TEST_PLUGIN_DIR};
+  options.plugins.paths = {LIEMBS_TEST_PLUGIN_DIR};
   ExecutionSummary summary;
   auto records = execute_cases(definition, cases, dir / "out", options, summary);
   CHECK(summary.ran == 10);

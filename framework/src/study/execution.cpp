@@ -28,10 +28,10 @@ namespace liembs::study {
 
 namespace {
 
-void set_up_registry(Registry& registry, const std::vector<std::string>& plugin_paths) {
-  registry.append_search_path(Registry::default_search_path());
+void set_up_registry(Registry& registry, const PluginSearch& plugins) {
+  registry.append_search_path(plugins.rest.empty() ? Registry::default_search_path() : plugins.rest);
   std::vector<SearchPathEntry> extra;
-  for (const auto& path : plugin_paths) extra.push_back({path, "--plugin-path", true});
+  for (const auto& path : plugins.paths) extra.push_back({path, "--plugin-path", true});
   registry.prepend_search_path(std::move(extra));
 }
 
@@ -81,11 +81,11 @@ std::string comparison_representation(const Definition& definition, const Case& 
 
 // An algorithm case: its algorithm timed on random states of its model, and its outputs
 // compared with those of the study's first representation on the same states.
-void run_algorithm_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths,
+void run_algorithm_case(const Definition& definition, const Case& item, const PluginSearch& plugins,
                         CaseRecord& record) {
   const Timing& timing = definition.timing;
   Registry registry;
-  set_up_registry(registry, plugin_paths);
+  set_up_registry(registry, plugins);
   Run run = load_run(case_document(definition, item), registry, RunPurpose::evaluate);
   record.algorithm = run.algorithm_name;
   record.representation = run.representation_name;
@@ -117,7 +117,7 @@ void run_algorithm_case(const Definition& definition, const Case& item, const st
   auto document = case_document(definition, item);
   document->set_override("representation.name=\"" + compared + "\"");
   Registry reference_registry;  // declared before the run whose code it holds
-  set_up_registry(reference_registry, plugin_paths);
+  set_up_registry(reference_registry, plugins);
   Run reference = load_run(document, reference_registry, RunPurpose::evaluate);
   if (reference.evaluator->output_columns() != evaluator.output_columns() ||
       reference.evaluator->input_columns() != evaluator.input_columns())
@@ -146,11 +146,11 @@ struct Prepared {
   std::optional<CaseRecord> failure;
 };
 
-Prepared prepare(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths) {
+Prepared prepare(const Definition& definition, const Case& item, const PluginSearch& plugins) {
   Prepared prepared;
   try {
     Registry registry;
-    set_up_registry(registry, plugin_paths);
+    set_up_registry(registry, plugins);
     auto document = case_document(definition, item);
     const bool algorithms = definition.kind == StudyKind::algorithms;
     Run run = load_run(document, registry, algorithms ? RunPurpose::evaluate : RunPurpose::simulate);
@@ -220,13 +220,13 @@ const std::string interrupted_prefix = "interrupted ";
 // Runs a case in a child process that stores its record atomically in the cache and leaves
 // without running the parent's exit handlers (its plugins and files belong to the parent).
 pid_t start_case_process(const Definition& definition, const Case& item, const std::string& hash,
-                         const std::filesystem::path& output, const std::vector<std::string>& plugin_paths) {
+                         const std::filesystem::path& output, const PluginSearch& plugins) {
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("cannot start a process for a case: ") + std::strerror(errno));
   if (pid > 0) return pid;
   int status = 0;
   try {
-    CaseRecord record = run_case(definition, item, plugin_paths);
+    CaseRecord record = run_case(definition, item, plugins);
     record.hash = hash;
     AtomicFile file(record_path(output, hash));
     file.stream() << to_json(record) << "\n";
@@ -302,7 +302,7 @@ void serve_cases(const Definition& definition, const std::vector<Case>& cases, c
       world.send(0, result_tag, interrupted_prefix + std::to_string(stopped_by));
       continue;
     }
-    const pid_t pid = start_case_process(definition, cases[index], hash, output, options.plugin_paths);
+    const pid_t pid = start_case_process(definition, cases[index], hash, output, options.plugins);
     int status = 0;
     for (;;) {
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
@@ -337,16 +337,16 @@ void serve_cases(const Definition& definition, const std::vector<Case>& cases, c
 
 }  // namespace
 
-CaseRecord run_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths) {
+CaseRecord run_case(const Definition& definition, const Case& item, const PluginSearch& plugins) {
   CaseRecord record;
   record.id = item.id;
   try {
     if (definition.kind == StudyKind::algorithms) {
-      run_algorithm_case(definition, item, plugin_paths, record);
+      run_algorithm_case(definition, item, plugins, record);
       return record;
     }
     Registry registry;
-    set_up_registry(registry, plugin_paths);
+    set_up_registry(registry, plugins);
     Run run = load_run(case_document(definition, item), registry);
     record.group = run.group_name;
     record.algorithm = run.algorithm_name;
@@ -393,7 +393,7 @@ CaseRecord run_case(const Definition& definition, const Case& item, const std::v
     for (long long again = 1; again < definition.measure.repetitions; ++again) {
       throw_if_interrupted([&] { return "in case '" + item.id + "'"; });
       Registry repeat_registry;
-      set_up_registry(repeat_registry, plugin_paths);
+      set_up_registry(repeat_registry, plugins);
       Run repeat = load_run(case_document(definition, item), repeat_registry);
       RunOutput quiet;
       const double start = cpu_seconds_now();
@@ -450,7 +450,7 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       throw Interrupted(signal, "while checking the cases (" + std::to_string(i) + " of " +
                                     std::to_string(cases.size()) + "), before any ran");
     }
-    Prepared prepared = prepare(definition, cases[i], options.plugin_paths);
+    Prepared prepared = prepare(definition, cases[i], options.plugins);
     if (prepared.failure) {
       records[i] = std::move(prepared.failure);
       ++summary.failed, ++progress.done, ++progress.failed;
@@ -587,7 +587,7 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       }
       while (next < pending.size() && running.size() < jobs) {
         const std::size_t index = pending[next++];
-        const pid_t pid = start_case_process(definition, cases[index], hashes[index], output, options.plugin_paths);
+        const pid_t pid = start_case_process(definition, cases[index], hashes[index], output, options.plugins);
         running[pid] = {index, std::chrono::steady_clock::now()};
         report();
       }

@@ -3,6 +3,7 @@
 // row, not the end of the study), up to `jobs` at a time, each result cached in
 // <output>/cases/<hash>.json under a hash of the case's fully resolved configuration, the
 // LieMBS version and the versions of the plugins it uses.
+#include <liembs/plugin/registry.hpp>
 #include <liembs/study/measures.hpp>
 #include <liembs/study/study_file.hpp>
 
@@ -21,10 +22,18 @@ struct Progress {
 
 class MessagePassing;
 
+// Where a case finds its plugins: `paths` first (--plugin-path; Python: plugin_path=), then
+// `rest`, or Registry::default_search_path() (the program's) when it is empty (the Python
+// module gives its own, with the plugins of its build or install).
+struct PluginSearch {
+  std::vector<std::string> paths;
+  std::vector<SearchPathEntry> rest;
+};
+
 struct ExecutionOptions {
   unsigned jobs = 1;
   bool force = false;                     // ignore cached results
-  std::vector<std::string> plugin_paths;  // searched first, as --plugin-path
+  PluginSearch plugins;
   std::function<void(const Progress&)> progress;  // called when a case starts or ends
   // Under an MPI launcher with more than one rank: rank 0 hands the cases out to the
   // others (jobs is then ignored) and returns the records; the other ranks run them and
@@ -38,7 +47,7 @@ struct ExecutionSummary {
 
 // Runs one case in this process and measures it; a failure is recorded, not thrown
 // (except Interrupted).
-CaseRecord run_case(const Definition& definition, const Case& item, const std::vector<std::string>& plugin_paths);
+CaseRecord run_case(const Definition& definition, const Case& item, const PluginSearch& plugins);
 
 // Runs every case (validated first: a configuration error of a case is a ConfigError
 // naming the case, since it is a mistake in the study) and returns their records in the
