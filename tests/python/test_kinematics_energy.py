@@ -199,6 +199,12 @@ def test_nan_and_inf_are_refused_as_liembs_eval_refuses_them(tmp_path):
         model.energy(np.zeros(7), [np.inf] + [0.0] * 6)
     with pytest.raises(liembs.ConfigError, match=r"input column 'q\.a2' is -inf"):
         model.kinematics([0.0, -np.inf, 0, 0, 0, 0, 0])
+    one = np.zeros(7)  # one state of 1-D float64 arrays: the fast path, the same policy
+    one[6] = np.nan
+    with pytest.raises(liembs.ConfigError, match=r"input column 'q\.a7' is nan"):
+        model.jacobians(one)
+    with pytest.raises(liembs.ConfigError, match=r"input column 'qd\.a7' is nan"):
+        model.energy(np.zeros(7), one)
     np.save(tmp_path / "states.npy", np.hstack([q, qd]))
     for algorithm in ("kinematics", "energy"):
         cli = subprocess.run([CLI, "eval", ARM, "--set", f"algorithm.name={algorithm}", "--states",
