@@ -3,7 +3,10 @@ arrays, the same as `liembs study` writes for the same file, writes the same fil
 its cases, and raises the program's errors."""
 import csv
 import os
+import signal
 import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -115,3 +118,36 @@ def test_study_errors_are_those_of_liembs_study(tmp_path):
     assert not (tmp_path / "out" / "results.csv").exists()
     with pytest.raises(liembs.ConfigError, match="output folder exists and is a regular file|not a folder"):
         liembs.study(str(small_study(tmp_path)), output=str(bad))
+
+
+def test_ctrl_c_stops_a_study_with_keyboard_interrupt(tmp_path):
+    """SIGINT during liembs.study stops the running cases (their processes are ended and waited
+    for) and raises KeyboardInterrupt; no results.csv is written, Python's handler is back."""
+    file = tmp_path / "long.toml"
+    file.write_text(f"""[[models]]
+name = "body"
+file = '{SOURCE}/tests/data/free-body.toml'
+set = {{ simulation.end_time = 1e6, simulation.step_size = 0.01 }}
+[[axes]]
+key = "integrator.tableau"
+values = ["heun", "rk4"]
+""")
+    code = (
+        "import signal, sys, liembs\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        f"    liembs.study({str(file)!r}, output={str(tmp_path / 'out')!r}, jobs=2)\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert child.stdout.readline() == "started\n"
+    time.sleep(1.5)  # the cases are running by then
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0 and out == "KeyboardInterrupt True\n"
+    assert not (tmp_path / "out" / "results.csv").exists()
+    # no case's process is left (they are forks of the child: the same command line)
+    assert subprocess.run(["pgrep", "-f", str(tmp_path / "out")], capture_output=True).stdout == b""
