@@ -178,7 +178,7 @@ struct LoadedRun {
 // and the link or joint); any other keeps NAME ("arm.urdf (liembs.Model.from_urdf)").
 std::string speak_of_model_file(const Source& source, const std::string& message) {
   if (source.file || message.rfind(source.name, 0) != 0) return message;
-  static const std::regex location(R"(^(:\d+:\d+|: \(--set [^)]*\)): ([^ :]+|\(top level\)): )");
+  static const std::regex location(R"(^(:\d+:\d+|: \(--set[^)]*\)): ([^ :]+|\(top level\)): )");
   std::smatch match;
   const std::string rest = message.substr(source.name.size());
   if (!std::regex_search(rest, match, location)) return message;
@@ -187,7 +187,9 @@ std::string speak_of_model_file(const Source& source, const std::string& message
   std::string hint;
   if (problem.find("missing required key") != std::string::npos)
     hint = " (a model from a model file has only [model] and [representation]: give the rest with set=[\"key=value\", ...])";
-  return source.name + ": " + problem + hint;
+  // A key of `set=` is named; the plugin choices' messages name the plugin themselves.
+  const bool named = key == "(top level)" || key == "representation.name" || key == "algorithm.name";
+  return source.name + ": " + (named ? "" : key + ": ") + problem + hint;
 }
 
 // Rethrows the LieMBS error `thrown` with the message speak_of_model_file gives, of the same class.

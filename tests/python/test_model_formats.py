@@ -115,6 +115,15 @@ def test_urdf_errors_of_files_written_here(tmp_path):
     assert "--set" not in str(raised.value) and "representation.name" not in str(raised.value)
     with pytest.raises(liembs.ConfigError, match=r"\(liembs\.Model\.from_urdf\): missing required key 'simulation' \(.*set="):
         model.simulate()
+    with pytest.raises(liembs.ConfigError, match=r"\(liembs\.Model\.from_urdf\): simulation: missing required key "
+                                                 r"'simulation\.step_size' \(.*set="):
+        model.simulate(set=["simulation.end_time=1"])
+    with pytest.raises(liembs.ConfigError, match=r"\(liembs\.Model\.from_urdf\): simulation\.end_time: value -1 is out of range"):
+        model.simulate(set=["simulation.end_time=-1", "simulation.step_size=0.01", "group.name=SE3",
+                            "integrator.name=rkmk", "algorithm.name=aba"])
+    trajectory, _ = model.simulate(set=["simulation.end_time=0.02", "simulation.step_size=0.01", "group.name=SE3",
+                                        "integrator.name=rkmk", "algorithm.name=aba"])
+    assert len(trajectory["time"]) == 3
     with pytest.raises(liembs.ConfigError, match=r"^MJCF file not found: .*missing\.xml$"):
         liembs.Model.from_mjcf(str(tmp_path / "missing.xml"))
     assert model.rnea([0.5], [0.0], [1.0])[0] > 0.0  # the good file loads and evaluates
