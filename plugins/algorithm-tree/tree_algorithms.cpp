@@ -3,9 +3,11 @@
 // rigid-body algorithm and a Cholesky solve ("crba-cholesky") for simulations, and
 // inverse dynamics ("rnea"), the mass matrix ("crba"), the Coriolis matrix ("coriolis"),
 // gravity forces ("gravity"), the analytic derivatives of inverse and forward dynamics
-// ("rnea-derivatives", "aba-derivatives"), the inverse-dynamics regressor ("regressor") and
-// the derivatives by the joints' geometry ("rnea-geometric-derivatives")
-// for `liembs eval` (docs/derivatives.md). A floating base moves on the run's group;
+// ("rnea-derivatives", "aba-derivatives"), the inverse-dynamics regressor ("regressor"),
+// the derivatives by the joints' geometry ("rnea-geometric-derivatives"), the centroidal
+// quantities ("centroidal"), forward kinematics ("kinematics"), body Jacobians in the
+// representation ("jacobians") and the energies ("energy") for `liembs eval`
+// (docs/derivatives.md, docs/algorithms.md). A floating base moves on the run's group;
 // its velocity coordinates are converted to and from the body twist the algorithms use.
 // Joints that close loops are cut (the topology names them) and become loop-closure
 // constraints on the tree (liembs/dynamics/joint_constraints.hpp): the run then solves
