@@ -118,9 +118,15 @@ class GeneralizedAlphaIntegrator final : public Integrator {
             {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
+  // A_{n+1} = V'(t_{n+1}) and lambda_{n+1} of the last step (they satisfy the equations of motion there).
+  const Eigen::VectorXd* accelerations() const override { return &acceleration_; }
+  const Eigen::VectorXd* multipliers() const override { return &multipliers_; }
+
   void start(const StateSpace& space, const State& initial) override {
     (void)space;
     (void)initial;
+    acceleration_.resize(0);
+    multipliers_.resize(0);
     has_history_ = false;  // a_0 = A_0 needs the dynamics: set at the first step
     matrix_step_size_ = 0.0;  // no iteration matrix yet
     steps_ = newton_iterations_ = jacobian_evaluations_ = 0;

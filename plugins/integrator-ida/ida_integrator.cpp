@@ -187,6 +187,10 @@ class IdaIntegrator final : public Integrator {
   // Variable order and step size: no single order of accuracy (max order in description()).
   int order() const override { return 0; }
 
+  // V' and lambda at the last output point (IDA's interpolant; empty before the first step).
+  const Eigen::VectorXd* accelerations() const override { return &reported_acceleration_; }
+  const Eigen::VectorXd* multipliers() const override { return &reported_multipliers_; }
+
   std::vector<std::pair<std::string, double>> statistics() const override {
     IdaCounters total = finished_;
     total += current_counters();
@@ -211,6 +215,8 @@ class IdaIntegrator final : public Integrator {
     free_solver();
     bound_ = false;
     has_output_ = false;
+    reported_acceleration_.resize(0);
+    reported_multipliers_.resize(0);
     finished_ = {};
     rebases_ = reinitializations_ = projections_ = chart_switches_ = 0;
   }
@@ -263,21 +269,31 @@ class IdaIntegrator final : public Integrator {
         }
       }
     }
-    const int flag = IDAGetDky(ida_.get(), t_out, 0, output_.get());
-    if (flag < 0) fail(flag_name(flag), t_from, t_out);
+    for (const int derivative : {0, 1}) {
+      const int flag = IDAGetDky(ida_.get(), t_out, derivative, derivative == 0 ? output_.get() : output_rate_.get());
+      if (flag < 0) fail(flag_name(flag), t_from, t_out);
+    }
     State next = state_from(NV_DATA_S(output_.get()), t_out);
     if (!StateSpace::is_finite(next))
       fail("non-finite state", t_from, t_out, "the interpolated state at t = " + format_number(t_out) + " s is not finite");
 
+    bool restarted = false;
     if (m_ > 0 && projection_ && violates_constraints(next)) {
       // Projection restarts IDA (at order 1), so it is done only when g or J V has drifted
       // beyond absolute_tolerance; below that it would change the state by less.
       project_onto_constraints(space, *system_, next, projection_settings());
       ++projections_;
       reinitialize(next);
+      restarted = true;
     } else if (needs_rebase(NV_DATA_S(output_.get()))) {
       rebase(next);  // at the output point: IDA's last step beyond t_out is discarded
+      restarted = true;
     }
+    // V' and lambda at t_out: from IDA's interpolant, or the consistent ones it restarted with.
+    N_Vector values_vector = restarted ? y_.get() : output_.get(), rates_vector = restarted ? yp_.get() : output_rate_.get();
+    const Eigen::Map<const Eigen::VectorXd> values(NV_DATA_S(values_vector), size_), rates(NV_DATA_S(rates_vector), size_);
+    reported_acceleration_ = rates.segment(n_, n_);
+    reported_multipliers_ = values.segment(2 * n_, m_);
     state = next;
     last_output_ = next;
     has_output_ = true;
@@ -333,6 +349,7 @@ class IdaIntegrator final : public Integrator {
     linear_solver_.reset();
     matrix_.reset();
     algebraic_ids_.reset();
+    output_rate_.reset();
     output_.reset();
     yp_.reset();
     y_.reset();
@@ -349,9 +366,10 @@ class IdaIntegrator final : public Integrator {
     y_.reset(N_VNew_Serial(length, context));
     yp_.reset(N_VNew_Serial(length, context));
     output_.reset(N_VNew_Serial(length, context));
+    output_rate_.reset(N_VNew_Serial(length, context));
     algebraic_ids_.reset(N_VNew_Serial(length, context));
     if (!krylov_) matrix_.reset(SUNDenseMatrix(length, length, context));
-    if (!y_ || !yp_ || !output_ || !algebraic_ids_ || (!krylov_ && !matrix_))
+    if (!y_ || !yp_ || !output_ || !output_rate_ || !algebraic_ids_ || (!krylov_ && !matrix_))
       throw SimulationError("ida: cannot allocate SUNDIALS vectors of length " + std::to_string(size));
     linear_solver_.reset(krylov_ ? SUNLinSol_SPGMR(y_.get(), SUN_PREC_NONE, krylov_dimension, context)
                                  : SUNLinSol_Dense(y_.get(), matrix_.get(), context));
@@ -764,7 +782,7 @@ class IdaIntegrator final : public Integrator {
 
   // SUNDIALS objects, destroyed in reverse order (the context last).
   ContextPtr context_;
-  VectorPtr y_, yp_, output_, algebraic_ids_;
+  VectorPtr y_, yp_, output_, output_rate_, algebraic_ids_;  // output_rate_: y' at the output point
   MatrixPtr matrix_;
   LinearSolver linear_solver_choice_ = LinearSolver::automatic;
   bool krylov_ = false;  // this solver's Newton systems by SPGMR (begin)
@@ -782,6 +800,7 @@ class IdaIntegrator final : public Integrator {
   bool analytic_jacobian_ = false;
   DaeDerivatives derivative_values_, shifted_values_;
   Eigen::VectorXd acceleration_, unit_, shifted_xi_;
+  Eigen::VectorXd reported_acceleration_, reported_multipliers_;  // accelerations(), multipliers()
   Eigen::MatrixXd chart_map_, tangent_map_, chart_derivative_;
   Eigen::PartialPivLU<Eigen::MatrixXd> chart_map_lu_;
 

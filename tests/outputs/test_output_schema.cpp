@@ -14,6 +14,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -130,6 +132,58 @@ std::string docs_table(const std::string& name) {
   return text.substr(begin + open.size(), end - begin - open.size());
 }
 
+// A run of `file` (its own folder: the paper's JSON is relative to it) with every step a row.
+cli_test::CsvTable absolute_run(const std::string& file, const std::vector<std::string>& overrides, const std::string& name,
+                                RunSummary* summary_out = nullptr) {
+  TextRun loaded{liembs::testing::build_tree_registry(), {}};
+  auto document = ConfigDocument::load(file);
+  for (const auto& assignment : overrides) document->set_override(assignment);
+  document->set_override("simulation.output_every=1");
+  loaded.run = load_run(document, *loaded.registry);
+  const std::filesystem::path folder = scratch_folder("liembs-schema", name);
+  const RunSummary summary = execute_run(loaded.run, RunOutput::into(folder));
+  if (summary_out) *summary_out = summary;
+  return parse_csv(read_file(folder / "trajectory.csv"));
+}
+
+// The largest difference between the recorded <body>.dwx..dvz and central differences of the
+// recorded <body>.wx..vz (error O(h^2) for a smooth motion), over the interior rows from
+// time `from` on, and the largest recorded acceleration.
+struct AccelerationDifferences {
+  double worst = 0.0, scale = 0.0;
+  std::size_t compared = 0;
+};
+AccelerationDifferences acceleration_differences(const cli_test::CsvTable& csv, double from) {
+  const auto column = [&](const std::string& name) {
+    const auto at = std::find(csv.names.begin(), csv.names.end(), name);
+    REQUIRE(at != csv.names.end());
+    return static_cast<std::size_t>(at - csv.names.begin());
+  };
+  AccelerationDifferences result;
+  const std::size_t time = column("time");
+  for (const auto& name : csv.names) {
+    if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".dwx") != 0) continue;
+    const std::string body = name.substr(0, name.size() - 4);
+    for (std::size_t c = 0; c < 6; ++c) {
+      const std::string component(body_motion_components[7 + c]);
+      const std::size_t velocity = column(body + "." + component);
+      const std::size_t acceleration = column(body + "." + std::string(body_acceleration_components[c]));
+      REQUIRE(body_acceleration_components[c] == "d" + component);
+      for (std::size_t r = 1; r + 1 < csv.rows.size(); ++r) {
+        const auto& before = csv.rows[r - 1];
+        const auto& row = csv.rows[r];
+        const auto& after = csv.rows[r + 1];
+        if (row[time] < from) continue;
+        const double slope = (after[velocity] - before[velocity]) / (after[time] - before[time]);
+        result.worst = std::max(result.worst, std::abs(slope - row[acceleration]));
+        result.scale = std::max(result.scale, std::abs(row[acceleration]));
+        ++result.compared;
+      }
+    }
+  }
+  return result;
+}
+
 }  // namespace
 
 TEST_CASE("every trajectory column a run writes is declared in the schema, in the declared order",
@@ -152,7 +206,10 @@ TEST_CASE("every trajectory column a run writes is declared in the schema, in th
       if (name.rfind("multiplier.", 0) == 0) shape.multipliers.push_back(name.substr(11));
     }
     shape.tree = !shape.coordinates.empty();
-    shape.floating_base = std::count(summary.columns.begin(), summary.columns.end(), "base.wx") > 0;
+    shape.body_accelerations = !shape.tree && std::any_of(shape.bodies.begin(), shape.bodies.end(), [&](const std::string& body) {
+                                 return std::count(summary.columns.begin(), summary.columns.end(), body + ".dwx") > 0;
+                               });
+    shape.floating_base = shape.tree && compile_tree(*loaded.run.model, true).floating_base;
     shape.accelerations = std::count_if(summary.columns.begin(), summary.columns.end(),
                                         [](const std::string& n) { return n.rfind("qdd.", 0) == 0; }) > 0;
     shape.normalization = std::count(summary.columns.begin(), summary.columns.end(), "normalization_error") > 0;
@@ -173,6 +230,8 @@ TEST_CASE("every trajectory column a run writes is declared in the schema, in th
   // Euler parameters (normalization_error) and Euler angles (chart switches).
   check(load_text(read_file(liembs::testing::data_file("free-body.toml")), {"group.name=euler-parameters"}));
   check(load_text(read_file(liembs::testing::data_file("free-body.toml")), {"group.name=euler-angles"}));
+  // Absolute coordinates with a solver of accelerations (<body>.dwx..dvz).
+  check(load_text(read_file(liembs::testing::data_file("free-body.toml")), {"integrator.name=bdf"}));
   // Prescribed motion (tau.*), from its folder (the URDF is relative to the file).
   {
     TextRun loaded{liembs::testing::build_tree_registry(), {}};
@@ -316,4 +375,70 @@ TEST_CASE("summary.json records the build and each plugin file the run used", "[
     CHECK(!plugin.at("version").get<std::string>().empty());
   }
   CHECK(kinds == std::set<std::string>{"group", "algorithm", "representation", "integrator"});
+}
+
+TEST_CASE("absolute-coordinate runs record accelerations: central differences of the recorded velocities, O(h^2)",
+          "[outputs][absolute][paper-004]") {
+  const std::string four_link = std::string(LIEMBS_SOURCE_DIR) + "/configs/paper-004/four-link.toml";
+  // From 0.01 s on: bdf's first three steps carry the index-3 start transient (its first step,
+  // backward Euler, gives a_1 close to a_0 / 2 whatever h: q_1 = q_0 + h V_0 + h^2 a_1).
+  const double from = 0.01;
+  for (const char* integrator : {"bdf", "kinematics", "generalized-alpha", "ida"}) {
+    for (const char* group : {"SO3xR3", "euler-parameters", "euler-angles"}) {
+      std::array<AccelerationDifferences, 2> differences;
+      for (int k = 0; k < 2; ++k) {
+        const double h = k == 0 ? 1e-3 : 5e-4;
+        std::vector<std::string> settings{std::string("integrator.name=") + integrator,
+                                          std::string("group.name=") + group, "simulation.end_time=0.1",
+                                          "simulation.step_size=" + std::to_string(h)};
+        // bdf of order 2: its V' is O(h^2) (backward Euler's a_n is a first-order difference of V).
+        if (std::string(integrator) == "bdf") settings.push_back("integrator.order=2");
+        const auto csv = absolute_run(four_link, settings, std::string("four-link-") + integrator + "-" + group);
+        differences[k] = acceleration_differences(csv, from);
+        // The multipliers are there too, finite after t = 0 (NaN before the first step).
+        std::size_t multipliers = 0;
+        for (std::size_t c = 0; c < csv.names.size(); ++c)
+          if (csv.names[c].rfind("multiplier.", 0) == 0) {
+            ++multipliers;
+            for (std::size_t r = 1; r < csv.rows.size(); ++r) REQUIRE(std::isfinite(csv.rows[r][c]));
+          }
+        // The four link's 18 constraint rows, and rp's normalization of each of the three bodies.
+        CHECK(multipliers == (std::string(group) == "euler-parameters" ? 21u : 18u));
+      }
+      INFO(integrator << " in " << group << ": " << differences[0].worst << " at h = 1e-3, " << differences[1].worst
+                      << " at h = 5e-4 (largest acceleration " << differences[0].scale << ")");
+      CHECK(differences[0].compared >= 3 * 6 * 89);  // three bodies, six components, rows from 0.01 to 0.099 s
+      CHECK(differences[0].scale > 10.0);                            // the mechanism does accelerate
+      CHECK(differences[0].worst < 1e-3 * differences[0].scale);
+      // Second order: 1/4 for the fixed steps; ida's own steps follow its tolerance, not h, and
+      // its V' (the derivative of its interpolant) adds an error that does not shrink with h.
+      CHECK(differences[1].worst < (std::string(integrator) == "ida" ? 0.6 : 0.3) * differences[0].worst);
+    }
+  }
+}
+
+TEST_CASE("accelerations after an Euler-angle chart switch are the integrator's, taken in the chart it stepped in",
+          "[outputs][absolute]") {
+  // The torque-free body of tests/data tumbles through four chart switches in 3 s.
+  RunSummary summary;
+  const auto csv = absolute_run(liembs::testing::data_file("free-body.toml"),
+                                {"group.name=euler-angles", "integrator.name=generalized-alpha", "simulation.end_time=3",
+                                 "simulation.step_size=1e-3"},
+                                "free-body-chart-switches", &summary);
+  CHECK(summary.chart_switches == 4);
+  const AccelerationDifferences differences = acceleration_differences(csv, 0.0);
+  INFO("largest difference " << differences.worst << ", largest acceleration " << differences.scale);
+  CHECK(differences.worst < 1e-3);  // 4e-4 (V' in the new chart's coordinates with the old T: 56 rad/s^2)
+}
+
+TEST_CASE("integrators without accelerations or multipliers write no such columns (never zeros)", "[outputs][absolute]") {
+  const auto csv = absolute_run(std::string(LIEMBS_SOURCE_DIR) + "/configs/paper-004/four-link.toml",
+                                {"integrator.name=rkmk", "integrator.projection=true", "simulation.end_time=0.01"},
+                                "four-link-rkmk");
+  for (const auto& name : csv.names) {
+    INFO(name);
+    CHECK(name.find(".dwx") == std::string::npos);
+    CHECK(name.rfind("multiplier.", 0) != 0);
+  }
+  CHECK(std::count(csv.names.begin(), csv.names.end(), "rotor.wx") == 1);
 }

@@ -22,6 +22,7 @@ enum Family : std::size_t {
   rates,
   base_twist_rate,
   accelerations,
+  body_acceleration,
   kinetic_energy,
   potential_energy,
   total_energy,
@@ -39,6 +40,12 @@ enum Family : std::size_t {
 }  // namespace
 
 const std::vector<ColumnFamily>& trajectory_columns() {
+  // The integrators that report V' and lambda (Integrator::accelerations, multipliers).
+  static const std::string solvers = "integrators that solve for V' and λ (bdf, kinematics, generalized-alpha, ida)";
+  static const std::string base_rate_present = "tree runs with a floating base, " + solvers,
+                           acceleration_present = "tree runs, " + solvers,
+                           body_acceleration_present = "absolute-coordinate runs, " + solvers,
+                           multiplier_present = "constraints, " + solvers;
   static const std::vector<ColumnFamily> families = [] {
     std::vector<ColumnFamily> list(family_count);
     list[time_column] = {"time", "s", "simulated time", "always"};
@@ -56,10 +63,11 @@ const std::vector<ColumnFamily>& trajectory_columns() {
                         "tree runs with a floating base"};
     list[rates] = {"qd.<dof>", "rad/s or m/s", "joint rates", "tree runs"};
     list[base_twist_rate] = {"base.dwx,dwy,dwz,dvx,dvy,dvz", "rad/s², m/s²",
-                             "floating base: time derivative of the body twist",
-                             "tree runs with a floating base, integrators that solve for accelerations (bdf, kinematics)"};
-    list[accelerations] = {"qdd.<dof>", "rad/s² or m/s²", "joint accelerations",
-                           "tree runs, integrators that solve for accelerations (bdf, kinematics)"};
+                             "floating base: time derivative of the body twist", base_rate_present};
+    list[accelerations] = {"qdd.<dof>", "rad/s² or m/s²", "joint accelerations", acceleration_present};
+    list[body_acceleration] = {"<body>.dwx,dwy,dwz,dvx,dvy,dvz", "rad/s², m/s²",
+                               "time derivative of <body>.wx,wy,wz (ω̇, body frame) and of <body>.vx,vy,vz (r̈, world)",
+                               body_acceleration_present};
     list[kinetic_energy] = {energy_columns[0], "J", "kinetic energy T", "always"};
     list[potential_energy] = {energy_columns[1], "J", "potential energy of gravity (zero at the world origin)", "always"};
     list[total_energy] = {energy_columns[2], "J", "E = T + V", "always"};
@@ -77,7 +85,7 @@ const std::vector<ColumnFamily>& trajectory_columns() {
                               "prescribed joint motion"};
     list[multiplier] = {"multiplier.<constraint>[.<k>]", "N or N m",
                         "Lagrange multiplier λ per constraint row (.k for blocks of several rows; NaN at t = 0)",
-                        "constraints, integrators that solve for λ (bdf, kinematics)"};
+                        multiplier_present};
     return list;
   }();
   return families;
@@ -145,6 +153,12 @@ void body_motion_values(const Pose& pose, const Vec6& twist, double* out) {
     *out++ = v;
 }
 
+void body_acceleration_values(const Pose& pose, const Vec6& twist, const Vec6& twist_rate, double* out) {
+  const Vec3 acceleration = pose.R * (twist_rate.tail<3>() + twist.head<3>().cross(twist.tail<3>()));
+  for (const double v : {twist_rate(0), twist_rate(1), twist_rate(2), acceleration.x(), acceleration.y(), acceleration.z()})
+    *out++ = v;
+}
+
 RunLayout make_run_layout(RunShape shape) {
   RunLayout layout;
   auto add = [&](Family family, std::string name) {
@@ -186,6 +200,10 @@ RunLayout make_run_layout(RunShape shape) {
       each(accelerations, names::acceleration, shape.coordinates);
     }
   }
+  if (shape.body_accelerations)
+    for (const auto& body : shape.bodies)
+      for (const auto component : body_acceleration_components)
+        add(body_acceleration, body + "." + std::string(component));
   add(kinetic_energy, std::string(energy_columns[0]));
   add(potential_energy, std::string(energy_columns[1]));
   add(total_energy, std::string(energy_columns[2]));

@@ -37,6 +37,10 @@ RunSampler::RunSampler(Run& run, const StateSpace& space)
       shape.accelerations = run.integrator->accelerations() != nullptr;
     }
   }
+  // Absolute coordinates: every model body is a free body of the state (in model order).
+  shape.body_accelerations = !shape.tree && space.joint_coordinates() == 0 &&
+                             space.free_bodies() == model_.bodies.size() && !model_.bodies.empty() &&
+                             run.integrator->accelerations() != nullptr;
   shape.normalization = space.body_coordinates().internal_constraints > 0 && space.free_bodies() > 0;
   if (constraints_) {
     for (const auto& block : constraints_->blocks()) shape.constraints.push_back(block.name);
@@ -52,6 +56,36 @@ RunSampler::RunSampler(Run& run, const StateSpace& space)
   layout_ = make_run_layout(std::move(shape));
   row_.resize(layout_.columns.size());
   velocity_maps_.resize(6 * static_cast<Eigen::Index>(space.body_velocity_dimension()));
+  map_rates_.resize(6 * static_cast<Eigen::Index>(space.free_bodies()));
+  twist_rates_.resize(space.free_bodies());
+}
+
+// V' from the integrator (at t = 0, before its first step, from the forward dynamics, which
+// is also where the integrators start) and the free bodies' body twist rates
+// V_b' = T v' + T' v (Group::velocity_maps).
+void RunSampler::take_rates(const State& state, long long step) {
+  const RunShape& shape = layout_.shape;
+  if (!shape.accelerations && !shape.body_accelerations) return;
+  const Eigen::VectorXd* solved = run_.integrator->accelerations();
+  if (step == 0 || !solved || solved->size() != state.velocities.size()) {
+    dynamics_.velocity_rates(state, rates_);
+  } else {
+    rates_ = *solved;
+  }
+  const std::size_t bodies = space_.free_bodies();
+  if (bodies > 0) {
+    const Eigen::Index body_velocities = static_cast<Eigen::Index>(space_.body_velocity_dimension());
+    run_.group->velocity_maps(state.poses, state.chart.data(), state.velocities.data(), velocity_maps_.data(),
+                              map_rates_.data());
+    const Eigen::Index per_body = body_velocities / static_cast<Eigen::Index>(bodies);
+    for (std::size_t i = 0; i < bodies; ++i) {
+      const auto b = static_cast<Eigen::Index>(i);
+      twist_rates_[i] = Eigen::Map<const Eigen::MatrixXd>(velocity_maps_.data() + 6 * per_body * b, 6, per_body) *
+                            rates_.segment(per_body * b, per_body) +
+                        map_rates_.segment<6>(6 * b);
+    }
+  }
+  rates_step_ = step;
 }
 
 RunSample RunSampler::sample(const State& state, long long step, bool row) {
@@ -111,25 +145,17 @@ void RunSampler::fill_row(const State& state, long long step) {
         if (layout_.base_kept[7 + k]) *out++ = twists_[base_body_](k);
     out = std::copy_n(state.velocities.data() + base_velocities, n, out);
     if (shape.accelerations) {
-      // V' from the integrator (at t = 0, before its first step, from the forward dynamics); the
-      // base's body-twist rate is T v' + T' v (Group::velocity_maps).
-      const Eigen::VectorXd* solved = run_.integrator->accelerations();
-      if (step == 0 || !solved || solved->size() != state.velocities.size()) {
-        dynamics_.velocity_rates(state, rates_);
-      } else {
-        rates_ = *solved;
-      }
-      if (shape.floating_base) {
-        run_.group->velocity_maps(state.poses, state.chart.data(), state.velocities.data(), velocity_maps_.data(),
-                                  map_rate_.data());
-        const Vec6 twist_rate =
-            Eigen::Map<const Eigen::MatrixXd>(velocity_maps_.data(), 6, base_velocities) * rates_.head(base_velocities) +
-            map_rate_;
+      if (rates_step_ != step) take_rates(state, step);
+      if (shape.floating_base)  // the base is the one free body
         for (int k = 0; k < 6; ++k)
-          if (layout_.base_kept[13 + k]) *out++ = twist_rate(k);
-      }
+          if (layout_.base_kept[13 + k]) *out++ = twist_rates_[0](k);
       out = std::copy_n(rates_.data() + base_velocities, n, out);
     }
+  }
+  if (shape.body_accelerations) {
+    if (rates_step_ != step) take_rates(state, step);
+    for (std::size_t i = 0; i < poses_.size(); ++i, out += body_acceleration_components.size())
+      body_acceleration_values(poses_[i], twists_[i], twist_rates_[i], out);
   }
   const Invariants& inv = invariants_;
   for (const double v : {inv.kinetic_energy, inv.potential_energy, inv.total_energy(), inv.angular_momentum.x(),

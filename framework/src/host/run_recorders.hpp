@@ -24,6 +24,9 @@ class RunSampler {
 
   // Measures `state` (step 0: the initial state); with `row`, fills the trajectory row too.
   RunSample sample(const State& state, long long step, bool row);
+  // Takes the integrator's V' after `step` for that step's row, as body twist rates: called
+  // before a chart switch changes the coordinates V' is in (sample() takes it otherwise).
+  void take_rates(const State& state, long long step);
 
  private:
   void fill_row(const State& state, long long step);
@@ -42,8 +45,9 @@ class RunSampler {
   std::vector<Vec6> twists_;
   Invariants invariants_;
   DaeTerms constraint_terms_;
-  Eigen::VectorXd velocity_residual_, prescribed_forces_, prescribed_rates_, rates_, velocity_maps_;
-  Vec6 map_rate_ = Vec6::Zero();
+  Eigen::VectorXd velocity_residual_, prescribed_forces_, prescribed_rates_, rates_, velocity_maps_, map_rates_;
+  std::vector<Vec6> twist_rates_;  // per free body, T v' + T' v (take_rates)
+  long long rates_step_ = -1;      // the step rates_ and twist_rates_ belong to
   std::vector<double> violations_, row_;
 };
 

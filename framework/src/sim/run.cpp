@@ -274,8 +274,9 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   const double end_time = run.settings.end_time, step_size = run.settings.step_size;
   const auto steps = static_cast<long long>(std::ceil(end_time / step_size - 1e-9));
   const long long every = run.settings.output_every;
+  auto is_row = [&](long long k) { return k % every == 0 || k == steps; };
   auto record = [&](long long k) {
-    const RunSample sample = sampler.sample(state, k, k % every == 0 || k == steps);
+    const RunSample sample = sampler.sample(state, k, is_row(k));
     for (RunRecorder* recorder : recorders) recorder->record(sample);
   };
   auto interrupted_where = [&] {
@@ -310,7 +311,9 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
                             " s with step size " + shortest_number(h) + " s (integrator '" + run.integrator_name +
                             "'); reduce simulation.step_size");
     // Euler angles near gimbal lock move to another chart between steps (same pose and body
-    // twists); integrators with a history restart.
+    // twists); integrators with a history restart. The row takes the integrator's V' first,
+    // in the chart it is in.
+    if (is_row(k)) sampler.take_rates(state, k);
     if (space.update_charts(state)) {
       ++summary.chart_switches;
       run.integrator->charts_switched(space, state);

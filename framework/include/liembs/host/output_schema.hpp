@@ -48,6 +48,14 @@ inline constexpr std::array<std::string_view, 3> energy_columns{"kinetic_energy"
 
 // The 13 numbers of body_motion_components from a pose and its body-fixed twist (omega, R^T r').
 void body_motion_values(const Pose& pose, const Vec6& twist, double* out);
+// The accelerations per body in the trajectory of an absolute-coordinate run: the time
+// derivatives of the last six body_motion_components, named "d" + the component as the
+// floating base's twist rate is (column_names::twist_rate_components): dwx, dwy, dwz = omega'
+// (body frame), dvx, dvy, dvz = r'' (world acceleration of the body origin).
+inline constexpr const auto& body_acceleration_components = column_names::twist_rate_components;
+// The 6 numbers of body_acceleration_components from a pose, its body twist V = (omega, u = R^T r')
+// and the twist's rate V': omega' and r'' = R (u' + omega x u).
+void body_acceleration_values(const Pose& pose, const Vec6& twist, const Vec6& twist_rate, double* out);
 
 // What a run's columns depend on (RunLayout): the model's bodies, the tree's coordinates,
 // the constraint blocks and so on.
@@ -58,6 +66,7 @@ struct RunShape {
   std::string base_body;       // the floating base's body
   std::vector<std::string> coordinates;  // <dof>, in the order of State::coordinates
   bool accelerations = false;  // qdd.<dof> (and base.dwx..dvz): the integrator reports them
+  bool body_accelerations = false;  // <body>.dwx..dvz: absolute coordinates, the integrator reports V'
   bool normalization = false;  // the parameterization has an invariant of its own (rp)
   std::vector<std::string> constraints;  // constraint blocks
   std::vector<std::string> prescribed;   // prescribed coordinates (tau.<dof>)

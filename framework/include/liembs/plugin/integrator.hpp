@@ -33,7 +33,8 @@ class Integrator : public Component {
   // Counters for the run summary (steps, Newton iterations, error-test failures, ...).
   virtual std::vector<std::pair<std::string, double>> statistics() const { return {}; }
   // The accelerations V' and the constraint multipliers lambda (M V' + J^T lambda = Q) at the
-  // current state, for integrators that solve for them (bdf, kinematics); null otherwise.
+  // current state, for integrators that solve for them (bdf, kinematics, generalized-alpha,
+  // ida); null otherwise.
   // Both are empty before the first step.
   virtual const Eigen::VectorXd* accelerations() const { return nullptr; }
   virtual const Eigen::VectorXd* multipliers() const { return nullptr; }
