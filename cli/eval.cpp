@@ -7,9 +7,12 @@
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/progress_line.hpp>
 
 #include <boost/program_options.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -51,7 +54,22 @@ int eval_command(const std::vector<std::string>& arguments) {
   const unsigned threads = values.count("threads") ? thread_count_option("eval", values, "threads") : 0;  // 0: every core
   BatchEvaluation batch(run, threads);
   const std::string states = values["states"].as<std::string>();
-  const FileEvaluation result = evaluate_file(batch, states, values["output"].as<std::string>(), run.algorithm_name);
+  // "12345 states (12 %)" on a terminal, for inputs that take more than a second.
+  ProgressLine line;
+  FileProgress progress;
+  if (line.terminal())
+    progress = [&line](std::size_t rows, double fraction) {
+      if (!line.due()) return;
+      char text[96];
+      if (std::isnan(fraction))
+        std::snprintf(text, sizeof text, "%zu states", rows);
+      else
+        std::snprintf(text, sizeof text, "%zu states (%3.0f %%)", rows, 100.0 * fraction);
+      line.show(text);
+    };
+  const FileEvaluation result =
+      evaluate_file(batch, states, values["output"].as<std::string>(), run.algorithm_name, {}, progress);
+  line.clear();
   if (!result.dropped_columns.empty()) {
     std::cerr << "liembs eval: columns not copied to the .npy output (it holds the outputs only):";
     for (const auto& name : result.dropped_columns) std::cerr << ' ' << name;

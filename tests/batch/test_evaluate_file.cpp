@@ -543,3 +543,69 @@ TEST_CASE("a malformed row anywhere in a large CSV file: the error names its lin
     }
   }
 }
+
+TEST_CASE("eval reports progress from each way of reading a file, on the calling thread", "[eval][progress]") {
+  auto loaded = load("iiwa-arm.toml", "rnea");
+  BatchEvaluation batch(loaded->run, 2);
+  const fs::path dir = scratch("progress");
+  constexpr std::size_t rows = 12000;
+  const std::vector<double> values = random_states(batch, rows, dir / "states.csv");
+  write_npy(dir / "states.npy", values, rows, batch.input_count());
+  write_npy(dir / "fortran.npy", values, rows, batch.input_count(), true);
+  const fs::path fifo = dir / "states.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string csv_text = read_file(dir / "states.csv");
+
+  struct Report {
+    std::size_t rows;
+    double fraction;
+  };
+  // Small pieces, so that the calling thread finishes many blocks of rows.
+  const FileChunks chunks{4096, 64, 8192};
+  const auto reports_of = [&](const fs::path& input, const fs::path& output) {
+    std::vector<Report> reports;
+    const auto caller = std::this_thread::get_id();
+    bool other_thread = false;
+    const FileProgress progress = [&](std::size_t done, double fraction) {
+      other_thread = other_thread || std::this_thread::get_id() != caller;
+      reports.push_back({done, fraction});
+    };
+    std::thread writer;
+    if (input == fifo) writer = std::thread([&] { std::ofstream(fifo, std::ios::binary) << csv_text; });
+    const FileEvaluation result = evaluate_file(batch, input, output, "rnea", chunks, progress);
+    if (writer.joinable()) writer.join();
+    CHECK(result.rows == rows);
+    CHECK_FALSE(other_thread);
+    return reports;
+  };
+  // .npy to .npy (each thread reads its rows), .npy in chunks (Fortran order; and into CSV),
+  // a regular CSV file in blocks, a pipe in chunks.
+  const std::vector<std::pair<fs::path, fs::path>> paths{{dir / "states.npy", dir / "out.npy"},
+                                                        {dir / "fortran.npy", dir / "fortran-out.npy"},
+                                                        {dir / "states.npy", dir / "out-from-npy.csv"},
+                                                        {dir / "states.csv", dir / "out.csv"},
+                                                        {fifo, dir / "out-from-pipe.csv"}};
+  for (const auto& [input, output] : paths) {
+    INFO(input.filename() << " to " << output.filename());
+    const std::vector<Report> reports = reports_of(input, output);
+    REQUIRE(reports.size() >= 3);
+    for (std::size_t k = 1; k < reports.size(); ++k) {
+      CHECK(reports[k].rows >= reports[k - 1].rows);
+      if (input != fifo) CHECK(reports[k].fraction >= reports[k - 1].fraction);
+    }
+    CHECK(reports.back().rows <= rows);
+    CHECK(reports.front().rows > 0);
+    for (const Report& report : reports) {
+      if (input == fifo) {
+        CHECK(std::isnan(report.fraction));  // a pipe's size is unknown
+      } else {
+        CHECK(report.fraction > 0.0);
+        CHECK(report.fraction <= 1.0);
+        // The fraction is of the rows (or of a CSV file's bytes, nearly the same here).
+        CHECK(std::abs(report.fraction - static_cast<double>(report.rows) / rows) < 0.1);
+      }
+    }
+  }
+  // Without a report, nothing is called (the CLI passes none when stderr is not a terminal).
+  CHECK(evaluate_file(batch, dir / "states.csv", dir / "quiet.csv", "rnea", chunks).rows == rows);
+}

@@ -182,7 +182,8 @@ unsigned run_rounds(std::size_t first_rows, unsigned threads, const std::functio
           return;
         }
       }
-      rows_done += end - begin;
+      const std::size_t done = rows_done += end - begin;
+      if (worker == 0 && messages.progress) messages.progress(done);
     }
   };
   // After every thread has finished a round: the next one, unless something stopped this one.

@@ -184,7 +184,7 @@ class OutputWriter {
 // interruption got.
 template <class Fill, class Work, class RowPrefix>
 void run_chunks(BatchEvaluation& batch, OutputWriter& output, std::size_t& rows_done, const std::function<std::string()>& where,
-                Fill&& fill, Work&& work, RowPrefix&& row_prefix) {
+                const std::function<void(std::size_t rows)>& progress, Fill&& fill, Work&& work, RowPrefix&& row_prefix) {
   std::array<Chunk, 2> chunks;
   if (!fill(chunks[0], nullptr)) return;
   Chunk* current = &chunks[0];  // changed between rounds only, while every thread waits
@@ -192,6 +192,7 @@ void run_chunks(BatchEvaluation& batch, OutputWriter& output, std::size_t& rows_
   BatchMessages messages;
   messages.row_prefix = [&](std::size_t row) { return row_prefix(*current, row); };
   messages.interrupted_where = [&](std::size_t) { return where(); };
+  messages.progress = progress;
   batch.for_each_round(
       current->rows,
       [&](std::size_t round) -> std::size_t {  // chunk round - 1 evaluated, chunk round read
@@ -278,7 +279,7 @@ void transfer_all(Transfer&& transfer, char* data, std::size_t bytes, std::uint6
 // 14 % more CPU a row of arm RNEA on 2 threads than on 1), and nothing runs alone but the
 // header. The blocks of for_each_row are consecutive rows, so a window is read once.
 void evaluate_npy_rows(BatchEvaluation& batch, const std::string& states, const npy::Header& header,
-                       OutputWriter& output, std::size_t window_rows, FileEvaluation& result) {
+                       OutputWriter& output, std::size_t window_rows, FileEvaluation& result, const FileProgress& progress) {
   const auto& inputs = batch.input_columns();
   const std::size_t width = inputs.size(), out_width = batch.output_count();
   window_rows = std::max<std::size_t>(1, window_rows);
@@ -301,6 +302,7 @@ void evaluate_npy_rows(BatchEvaluation& batch, const std::string& states, const 
   BatchMessages messages;
   messages.row_prefix = [&](std::size_t row) { return states + ": row " + std::to_string(row) + ": "; };
   messages.interrupted_where = [&](std::size_t done) { return "after " + std::to_string(done) + " state(s) of " + states; };
+  if (progress) messages.progress = [&](std::size_t done) { progress(done, static_cast<double>(done) / header.rows); };
   batch.for_each_row(
       header.rows,
       [&](BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
@@ -327,7 +329,7 @@ void evaluate_npy_rows(BatchEvaluation& batch, const std::string& states, const 
 
 FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path& states_path,
                             const std::filesystem::path& output_path, const std::string& algorithm,
-                            const FileChunks& sizes) {
+                            const FileChunks& sizes, const FileProgress& progress) {
   const std::string states = states_path.string();
   const auto& inputs = batch.input_columns();
   const std::size_t width = inputs.size(), out_width = batch.output_count();
@@ -350,7 +352,7 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
   const auto where = [&] { return "after " + std::to_string(result.rows) + " state(s) of " + states; };
   if (!header.fortran_order && !output.csv()) {
     in.close();
-    evaluate_npy_rows(batch, states, header, output, std::min(sizes.npy_rows, npy_window_rows), result);
+    evaluate_npy_rows(batch, states, header, output, std::min(sizes.npy_rows, npy_window_rows), result, progress);
     throw_if_interrupted(where);
     output.commit();
     return result;
@@ -379,8 +381,10 @@ FileEvaluation evaluate_npy(BatchEvaluation& batch, const std::filesystem::path&
     output.prepare(chunk, [](std::size_t) { return 0; });
     return true;
   };
+  std::function<void(std::size_t)> rows_progress;
+  if (progress) rows_progress = [&](std::size_t done) { progress(done, static_cast<double>(done) / header.rows); };
   run_chunks(
-      batch, output, result.rows, where, fill,
+      batch, output, result.rows, where, rows_progress, fill,
       [&](Chunk& chunk, BatchEvaluator& evaluator, unsigned, std::size_t row) {
         const double* state = chunk.values.data() + row * width;
         check_finite(inputs, state);
@@ -626,7 +630,7 @@ struct alignas(64) CsvBlock {
 
 FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path& states_path,
                             const std::filesystem::path& output_path, const std::string& algorithm,
-                            const FileChunks& sizes) {
+                            const FileChunks& sizes, const FileProgress& progress) {
   const std::string states = states_path.string();
   const auto& inputs = batch.input_columns();
   const std::size_t width = inputs.size(), out_width = batch.output_count();
@@ -808,6 +812,10 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
       return std::string();
     };
     messages.interrupted_where = [&](std::size_t) { return "after " + std::to_string(rows_done.load()) + " state(s) of " + states; };
+    if (progress)  // the blocks are equal parts of the file's bytes
+      messages.progress = [&](std::size_t blocks_done) {
+        progress(rows_done.load(), static_cast<double>(blocks_done) / blocks);
+      };
     if (blocks > 0) batch.for_each_block(blocks, run_block, messages);
     result.rows = rows_done.load();
     throw_if_interrupted(where);
@@ -858,8 +866,10 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
     return chunk.rows > 0;
   };
 
+  std::function<void(std::size_t)> rows_progress;  // a pipe: how much is left is unknown
+  if (progress) rows_progress = [&](std::size_t done) { progress(done, std::numeric_limits<double>::quiet_NaN()); };
   run_chunks(
-      batch, output, result.rows, where, fill,
+      batch, output, result.rows, where, rows_progress, fill,
       [&](Chunk& chunk, BatchEvaluator& evaluator, unsigned worker, std::size_t row) {
         CsvScratch& own = scratch[worker];
         evaluate_record(own, evaluator, chunk.records[row], chunk.outputs.data() + row * out_width);
@@ -875,10 +885,10 @@ FileEvaluation evaluate_csv(BatchEvaluation& batch, const std::filesystem::path&
 
 FileEvaluation evaluate_file(BatchEvaluation& batch, const std::filesystem::path& states,
                              const std::filesystem::path& output, const std::string& algorithm,
-                             const FileChunks& chunks) {
+                             const FileChunks& chunks, const FileProgress& progress) {
   note_input(states);  // the output must not replace it (AtomicFile checks)
-  return is_npy_path(states) ? evaluate_npy(batch, states, output, algorithm, chunks)
-                             : evaluate_csv(batch, states, output, algorithm, chunks);
+  return is_npy_path(states) ? evaluate_npy(batch, states, output, algorithm, chunks, progress)
+                             : evaluate_csv(batch, states, output, algorithm, chunks, progress);
 }
 
 }  // namespace liembs

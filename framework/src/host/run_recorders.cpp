@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <iomanip>
 #include <limits>
-#include <unistd.h>
 
 namespace liembs {
 
@@ -258,27 +257,11 @@ void RunFiles::end(const RunSummary& summary) {
   summary_->commit();
 }
 
-ProgressLine::ProgressLine(double end_time)
-    : end_time_(end_time), terminal_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_(start_) {}
-
-void ProgressLine::record(const RunSample& sample) {
-  if (!terminal_ || (sample.step & 63) != 0 || sample.step == 0) return;
-  const auto clock = std::chrono::steady_clock::now();
-  if (clock - start_ > std::chrono::seconds(1) && clock - last_ > std::chrono::milliseconds(250)) {
-    last_ = clock;
-    shown_ = true;
-    std::fprintf(stderr, "\r  t = %.4g / %.4g s  (%3.0f %%)", sample.time, end_time_, 100.0 * sample.time / end_time_);
-    std::fflush(stderr);
-  }
-}
-
-void ProgressLine::end(const RunSummary&) {
-  if (shown_) std::fprintf(stderr, "\r%60s\r", "");
-  shown_ = false;
-}
-
-ProgressLine::~ProgressLine() {
-  if (shown_) std::fprintf(stderr, "\r%60s\r", "");
+void RunProgress::record(const RunSample& sample) {
+  if ((sample.step & 63) != 0 || sample.step == 0 || !line_.due()) return;
+  char text[80];
+  std::snprintf(text, sizeof text, "t = %.4g / %.4g s  (%3.0f %%)", sample.time, end_time_, 100.0 * sample.time / end_time_);
+  line_.show(text);
 }
 
 }  // namespace liembs

@@ -7,8 +7,8 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
 #include <liembs/sim/run.hpp>
+#include <liembs/util/progress_line.hpp>
 
-#include <chrono>
 #include <memory>
 
 namespace liembs {
@@ -79,18 +79,17 @@ class RunFiles final : public RunRecorder {
   std::unique_ptr<AtomicFile> trajectory_, summary_;
 };
 
-// "t = ... / ... s (.. %)" on stderr, for runs longer than a second, when stderr is a terminal.
-class ProgressLine final : public RunRecorder {
+// "t = ... / ... s (.. %)" on the progress line (util/progress_line.hpp): on a terminal, for
+// runs longer than a second.
+class RunProgress final : public RunRecorder {
  public:
-  explicit ProgressLine(double end_time);
+  explicit RunProgress(double end_time) : end_time_(end_time) {}
   void record(const RunSample& sample) override;
-  void end(const RunSummary& summary) override;
-  ~ProgressLine() override;
+  void end(const RunSummary&) override { line_.clear(); }
 
  private:
   double end_time_;
-  bool terminal_, shown_ = false;
-  std::chrono::steady_clock::time_point start_, last_;
+  ProgressLine line_;
 };
 
 }  // namespace liembs

@@ -261,8 +261,8 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   if (output.directory) files = std::make_unique<RunFiles>(run, *output.directory);
   std::unique_ptr<Observer> observer;
   if (output.observer) observer = std::make_unique<Observer>(output.observer);
-  std::unique_ptr<ProgressLine> progress;
-  if (output.progress) progress = std::make_unique<ProgressLine>(run.settings.end_time);
+  std::unique_ptr<RunProgress> progress;
+  if (output.progress) progress = std::make_unique<RunProgress>(run.settings.end_time);
   std::vector<RunRecorder*> recorders{&measures};
   for (RunRecorder* recorder : {static_cast<RunRecorder*>(files.get()), static_cast<RunRecorder*>(observer.get()),
                                 static_cast<RunRecorder*>(progress.get())})

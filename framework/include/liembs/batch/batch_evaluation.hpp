@@ -50,6 +50,10 @@ struct BatchMessages {
   // How far the work got when SIGINT/SIGTERM stopped it (liembs/util/interrupt.hpp), given
   // the rows finished; default "after N state(s)".
   std::function<std::string(std::size_t rows_done)> interrupted_where;
+  // Called on the calling thread (worker 0) after each block of rows it finishes, with the
+  // rows finished so far by all threads, over all rounds (for_each_block: blocks): a progress
+  // report (`liembs eval` on a terminal) that costs the other threads nothing.
+  std::function<void(std::size_t rows_done)> progress;
 };
 
 // Runs work(worker, row) for rows [0, rows) on up to `threads` threads (worker in

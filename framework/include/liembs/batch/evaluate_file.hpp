@@ -18,6 +18,7 @@
 #include <liembs/batch/batch_evaluation.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,16 @@ struct FileChunks {
   std::size_t csv_block_bytes = std::size_t{64} << 10;  // CSV of a regular file a thread takes at a time
 };
 
+// How far an evaluation got: `rows` states evaluated and the `fraction` of the file done
+// (of its rows, or of a CSV file's bytes; NaN for a pipe, whose size is unknown). Called on
+// the calling thread after each block of rows it evaluates (BatchMessages::progress), from
+// all three ways of reading a file; it must not throw.
+using FileProgress = std::function<void(std::size_t rows, double fraction)>;
+
 // `algorithm` names the algorithm in messages about missing columns.
 FileEvaluation evaluate_file(BatchEvaluation& batch, const std::filesystem::path& states,
                              const std::filesystem::path& output, const std::string& algorithm,
-                             const FileChunks& chunks = {});
+                             const FileChunks& chunks = {}, const FileProgress& progress = {});
 
 // Whether a path names a .npy file (by its extension, any case).
 bool is_npy_path(const std::filesystem::path& path);
