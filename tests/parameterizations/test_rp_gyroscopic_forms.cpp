@@ -11,7 +11,8 @@
 // the constraints scaled by 1 / h^2) for the double pendulum of configs/paper-004, its ten
 // constraints written out here from double-pendulum.json (DP1 and CD against the ground and
 // between the rods) and their Jacobians by central differences (exact up to round-off: the
-// constraints are quadratic in p). Newton's matrix is a central difference of the residual.
+// constraints are quadratic in p). Newton's matrix is a central difference of the residual,
+// once per step.
 #include "parameterized_motion.hpp"
 
 #include <liembs/lie/so3.hpp>
@@ -130,19 +131,19 @@ std::array<Vec3, 2> reference_positions(double h, double end_time, QuadraticVelo
   Unknowns z = Unknowns::Zero();
   const auto steps = static_cast<long>(std::llround(end_time / h));
   for (long n = 0; n < steps; ++n) {
-    int iteration = 0;
-    for (;; ++iteration) {
-      if (iteration == 20) FAIL("the reference's Newton iteration did not converge at t = " << n * h);
-      const Unknowns R = residual(state, z, h, form);
-      Eigen::Matrix<double, 26, 26> newton_matrix;
-      for (int k = 0; k < 26; ++k) {
-        const double step = 1e-6 * std::max(1.0, std::abs(z(k)));
-        Unknowns plus = z, minus = z;
-        plus(k) += step;
-        minus(k) -= step;
-        newton_matrix.col(k) = (residual(state, plus, h, form) - residual(state, minus, h, form)) / (2.0 * step);
-      }
-      const Unknowns correction = newton_matrix.partialPivLu().solve(-R);
+    // Newton's matrix at the predictor (the last step's z), kept for the step's iterations.
+    Eigen::Matrix<double, 26, 26> newton_matrix;
+    for (int k = 0; k < 26; ++k) {
+      const double step = 1e-6 * std::max(1.0, std::abs(z(k)));
+      Unknowns plus = z, minus = z;
+      plus(k) += step;
+      minus(k) -= step;
+      newton_matrix.col(k) = (residual(state, plus, h, form) - residual(state, minus, h, form)) / (2.0 * step);
+    }
+    const Eigen::PartialPivLU<Eigen::Matrix<double, 26, 26>> factorization(newton_matrix);
+    for (int iteration = 0;; ++iteration) {
+      if (iteration == 30) FAIL("the reference's Newton iteration did not converge at t = " << n * h);
+      const Unknowns correction = factorization.solve(-residual(state, z, h, form));
       z += correction;
       // Theta h^2 = 1e-12 (004 eq. 46): positions to 1e-12; the round-off floor is near 1e-13 / h^2.
       if (correction.norm() < 1e-12 / (h * h)) break;
