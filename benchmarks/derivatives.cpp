@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
       for (const char* name : representation_names) {
         auto representation = registry.create<Representation>(name, no_options->root());
         register_model(bench_model.name, name, representation->bind_tree(tree), representation->bind_derivatives(tree),
-                       bind_geometric_derivatives(*representation, tree), samples);
+                       representation->bind_geometric_derivatives(tree), samples);
       }
 #ifdef LIEMBS_HAVE_ADOLC
       auto spatial = registry.create<Representation>("spatial", no_options->root())->bind_derivatives(tree);

@@ -2,11 +2,13 @@
 
 #include <liembs/batch/batch_evaluation.hpp>
 #include <liembs/host/output_schema.hpp>
+#include <liembs/host/plugin_options.hpp>
 
 #include <liembs/error.hpp>
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/util/interrupt.hpp>
+#include <liembs/util/nearest_name.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -183,6 +185,7 @@ int run_command(const std::vector<std::string>& arguments) {
               << (run.model->is_force_free() ? "" : "  (external forces: momentum is not conserved)") << "\n"
               << "  orthogonality error max        " << summary.orthogonality_error_max << "\n"
               << "  outputs in                     " << output.directory->string() << "\n";
+    for (const auto& choice : summary.method_choices) std::cout << "  " << choice.statement() << "\n";
   }
   return exit_ok;
 }
@@ -228,11 +231,52 @@ int outputs_command(const std::vector<std::string>& arguments) {
 int plugins_command(const std::vector<std::string>& arguments) {
   po::options_description options("Options");
   add_plugin_path_option(options);
-  const auto parsed = parse_command_line("plugins", "[options]", options, arguments, std::nullopt);
+  options.add_options()("options", po::value<std::string>()->implicit_value(""),
+                        "print the options NAME declares (key, type, default, admissible values, description); "
+                        "without NAME, every component's")(
+      "json", "with --options NAME: as JSON")("markdown", "with --options: the Markdown of docs/plugin-options.md");
+  // "--options NAME" as "--options=NAME" (an option with an implicit value takes no separate word).
+  std::vector<std::string> words;
+  for (std::size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i] == "--options" && i + 1 < arguments.size() && !arguments[i + 1].starts_with("-"))
+      words.push_back("--options=" + arguments[++i]);
+    else
+      words.push_back(arguments[i]);
+  const auto parsed =
+      parse_command_line("plugins", "[--options [NAME] [--json | --markdown]] [options]", options, words, std::nullopt);
   if (parsed.help) return exit_ok;
   Registry registry;
   add_plugin_paths(registry, parsed.values);
   registry.load();
+
+  if (parsed.values.count("options")) {
+    const std::string name = parsed.values["options"].as<std::string>();
+    if (parsed.values.count("markdown")) {
+      if (!name.empty()) throw ConfigError("plugins: --markdown prints every component's options; give --options without a name");
+      std::cout << plugin_options_markdown(registry);
+      return exit_ok;
+    }
+    std::vector<const ComponentInfo*> chosen;
+    for (const Kind kind : all_kinds())
+      for (const auto& info : registry.components())
+        if (info.kind == kind && (name.empty() || info.name == name)) chosen.push_back(&info);
+    if (chosen.empty()) {
+      std::vector<std::string> names;
+      for (const auto& info : registry.components()) names.push_back(info.name);
+      std::string message = "plugins: no component named '" + name + "'";
+      if (const std::string near = nearest_name(name, names); !near.empty()) message += " (did you mean '" + near + "'?)";
+      throw PluginError(message + "; available: " + join_names(names));
+    }
+    if (parsed.values.count("json")) {
+      if (chosen.size() != 1) throw ConfigError("plugins: --json prints one component's options; name it (--options NAME)");
+      std::cout << plugin_options_json(*chosen.front());
+      return exit_ok;
+    }
+    for (const ComponentInfo* info : chosen) std::cout << plugin_options_text(*info);
+    return exit_ok;
+  }
+  if (parsed.values.count("json") || parsed.values.count("markdown"))
+    throw ConfigError("plugins: --json and --markdown go with --options");
 
   // Columns as wide as their longest entry, two spaces apart.
   std::size_t kind_width = 4, name_width = 4, version_width = 7;

@@ -22,7 +22,7 @@ const std::string usage = std::string(
     "  linearize FILE.toml A and B of the tree's x' = f(x, tau) at the initial state or --at T (A.csv, B.csv)\n"
     "  study STUDY.toml    run the cases of a study file; write results.csv, study.json, report.html\n"
     "  view RUN_DIR        write RUN_DIR/view.html: the run's trajectory animated in 3-D, a column plotted\n"
-    "  plugins             list the plugin components found on the search path\n"
+    "  plugins             list the plugin components found on the search path (--options NAME: their options)\n"
     "  outputs             list the columns of trajectory.csv and the keys of summary.json\n"
     "\n"
     "Run 'liembs <command> --help' for the options of a command.\n"

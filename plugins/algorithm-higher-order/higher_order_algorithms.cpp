@@ -167,16 +167,33 @@ class HigherOrderEvaluator final : public BatchEvaluator {
   Eigen::MatrixXd given_, rates_, forces_;
 };
 
+// The options, declared once (liembs plugins --options NAME, docs/plugin-options.md); the
+// hybrid algorithm adds `prescribed` and `base`.
+OptionDeclaration higher_order_options(Quantity quantity) {
+  OptionDeclaration d{
+      OptionSpec::required_integer("order", 0, 20, "the highest time derivative r (paper 003: orders 0 to 10 checked)"),
+      OptionSpec::boolean("varying_loads", false,
+                          "the [[model.loads]] on the tree vary in time: their values and derivatives are eval inputs (f_ext.* columns); else constant")};
+  if (quantity == Quantity::hybrid)
+    d.add({OptionSpec::strings("prescribed", "no joint prescribed (forward dynamics)",
+                               "joints or degrees of freedom whose motion is given (the others' forces are)"),
+           OptionSpec::choice("base", {"force", "motion"}, "force",
+                              "floating base: its wrench given (force) or its motion (motion)")});
+  return d;
+}
+
 class HigherOrderAlgorithm final : public Algorithm {
  public:
+  AlgorithmCapabilities capabilities() const override { return {.batch_evaluation = true, .uses_representation = true}; }
   HigherOrderAlgorithm(std::string name, Quantity quantity, const ConfigTable& options)
       : name_(std::move(name)), quantity_(quantity), options_(options) {
-    order_ = static_cast<int>(options.integer("order", 0, 20));
+    const OptionDeclaration declared = higher_order_options(quantity_);
+    order_ = static_cast<int>(declared.integer(options, "order"));
     if (quantity_ == Quantity::hybrid) {
-      prescribed_ = options.strings_or("prescribed", {});
-      base_motion_ = options.choice_or("base", {"force", "motion"}, "force") == "motion";
+      prescribed_ = declared.strings(options, "prescribed");
+      base_motion_ = declared.choice(options, "base") == "motion";
     }
-    varying_loads_ = options.boolean_or("varying_loads", false);
+    varying_loads_ = declared.boolean(options, "varying_loads");
   }
 
   std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext&) const override {
@@ -221,6 +238,9 @@ class HigherOrderAlgorithm final : public Algorithm {
       }
     }
     if (varying_loads_) check_varying_loads(*context.model, *tree);
+    if (!context.representation->capabilities().higher_order)
+      throw ModelError("representation '" + context.representation_name +
+                       "' gives no higher-order dynamics (its plugin declares no RepresentationCapabilities::higher_order)");
     auto dynamics = context.representation->bind_higher_order(tree, order_);
     return std::make_unique<HigherOrderEvaluator>(context.model, std::move(tree), std::move(dynamics), quantity_, order_,
                                                   std::move(split), varying_loads_);
@@ -261,7 +281,8 @@ class HigherOrderAlgorithm final : public Algorithm {
 LIEMBS_PLUGIN(registrar) {
   using liembs::Algorithm;
   const auto add = [&](const char* name, Quantity quantity, const char* summary) {
-    registrar.add<Algorithm>(name, "1.0.0", summary, [name = std::string(name), quantity](const liembs::ConfigTable& options) {
+    registrar.add<Algorithm>(name, "1.0.0", summary, higher_order_options(quantity),
+                             [name = std::string(name), quantity](const liembs::ConfigTable& options) {
       return std::make_unique<HigherOrderAlgorithm>(name, quantity, options);
     });
   };

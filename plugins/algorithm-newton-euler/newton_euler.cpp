@@ -115,6 +115,13 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
   }
 
   ConstrainedSystem* constraints() override { return rows_ > 0 ? this : nullptr; }
+  // Free bodies without joints: no constraint rows, but the same DAE terms with their analytic
+  // derivatives give the implicit integrators an analytic Newton matrix (dae_form).
+  DynamicsCapabilities capabilities() override {
+    DynamicsCapabilities declared;
+    if (rows_ == 0) declared.dae_form = this;
+    return declared;
+  }
 
   // --- ConstrainedSystem ---
   Eigen::Index constraint_count() const override { return rows_; }
@@ -374,7 +381,7 @@ class AbsoluteCoordinateDynamics final : public ForwardDynamics, public Constrai
 
 class NewtonEuler final : public Algorithm {
  public:
-  bool uses_representation() const override { return false; }
+  AlgorithmCapabilities capabilities() const override { return {.batch_evaluation = false, .uses_representation = false}; }
   std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext& context) const override {
     if (context.representation)
       throw ModelError("algorithm 'newton-euler' and representation '" + context.representation_name +
@@ -391,5 +398,5 @@ LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Algorithm>(
       "newton-euler", "2.0.0",
       "forward dynamics in absolute coordinates: every body on the group, joints as constraints (index-1)",
-      [](const liembs::ConfigTable&) { return std::make_unique<NewtonEuler>(); });
+      liembs::OptionDeclaration{}, [](const liembs::ConfigTable&) { return std::make_unique<NewtonEuler>(); });
 }

@@ -30,7 +30,6 @@
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
-#include <liembs/sim/velocity_rate_derivatives.hpp>
 
 #include <liembs/lie/se3.hpp>
 
@@ -46,7 +45,6 @@ using namespace liembs;
 class TreeForwardDynamics final : public ForwardDynamics,
                                   public ConstrainedSystem,
                                   public PrescribedMotion,
-                                  public AnalyticDerivativesUnavailable,
                                   public VelocityRateDerivatives {
  public:
   TreeForwardDynamics(std::shared_ptr<const Model> model, const Group& group, const Representation& representation,
@@ -117,9 +115,24 @@ class TreeForwardDynamics final : public ForwardDynamics,
     return state;
   }
 
+  // The optional views (plugin/algorithm.hpp): without loops or a base parameterization with
+  // internal constraints, the DAE form M V' = Q and the ODE form's dF/dV, dF/d delta, when the
+  // representation gives derivatives (not with prescribed motion, which binds none); and
+  // prescribed joint motion, always.
+  DynamicsCapabilities capabilities() override {
+    DynamicsCapabilities declared;
+    const bool unconstrained_with_derivatives = derivatives_ && constraint_count() == 0;
+    if (unconstrained_with_derivatives) {
+      declared.dae_form = this;
+      declared.velocity_rate_derivatives = this;
+    }
+    declared.prescribed_motion = this;  // honours [model.prescribed] (an empty list without one)
+    declared.no_analytic_derivatives = no_derivatives_;
+    return declared;
+  }
+
   // --- VelocityRateDerivatives: the ODE form's dF/dV and dF/d delta (generalized-alpha's
   // Newton matrix for a tree without constraint rows, docs/newton-matrices.md) ---
-  bool has_velocity_rate_derivatives() const override { return derivatives_ && constraint_count() == 0; }
 
   // On a fixed base or a base on SE3 (T = 1, T' v = 0: v = u) F is the forward dynamics and
   // these are its derivatives du'/du, du'/dq (000 section 6.1, one dFD call). For another base
@@ -146,9 +159,6 @@ class TreeForwardDynamics final : public ForwardDynamics,
     by_velocity = -mass_factor_.solve(rate_derivatives_.damping);
     by_configuration = -mass_factor_.solve(rate_derivatives_.stiffness);
   }
-
-  // --- AnalyticDerivativesUnavailable ---
-  std::string why_no_analytic_derivatives() const override { return no_derivatives_; }
 
   // --- PrescribedMotion ---
   const std::vector<std::string>& prescribed_coordinates() const override { return prescribed_.names(); }
@@ -179,8 +189,8 @@ class TreeForwardDynamics final : public ForwardDynamics,
   }
 
   // Null for a tree without loops (an ODE for the explicit integrators); the implicit ones
-  // still solve it in this DAE form when they use its analytic derivatives (dae_system(),
-  // motion_equations.hpp).
+  // still solve it in this DAE form when they use its analytic derivatives (capabilities():
+  // dae_form, motion_equations.hpp).
   ConstrainedSystem* constraints() override { return constraint_count() > 0 ? this : nullptr; }
 
   // --- ConstrainedSystem: loop closures, in the generalized velocities u = (base twist, q')
@@ -483,18 +493,17 @@ class TreeForwardDynamics final : public ForwardDynamics,
     }
   }
 
-  // The Newton matrices' derivatives (evaluate_derivatives). A representation plugin whose
-  // bind_derivatives throws (one written without derivatives) leaves them out: the
-  // integrators then difference the ODE V' = F, and only newton_derivatives = "analytic"
-  // fails, with this reason (NewtonDerivatives::require).
+  // The Newton matrices' derivatives (evaluate_derivatives). A representation plugin that
+  // declares no derivatives (RepresentationCapabilities) leaves them out: the integrators
+  // then difference the ODE V' = F, and only newton_derivatives = "analytic" fails, with
+  // this reason (NewtonDerivatives::require).
   void bind_derivatives(const Representation& representation, const std::string& representation_name) {
-    try {
+    if (representation.capabilities().derivatives)
       derivatives_ = representation.bind_derivatives(tree_);
-    } catch (const std::exception& error) {
+    else
       no_derivatives_ = "representation '" + representation_name +
-                        "' gives no analytic derivatives of tree dynamics (its bind_derivatives failed: " + error.what() +
-                        ")";
-    }
+                        "' gives no analytic derivatives of tree dynamics (its plugin declares no "
+                        "RepresentationCapabilities::derivatives)";
   }
 
   void bind_prescribed_motion(const Representation& representation) {
@@ -513,6 +522,9 @@ class TreeForwardDynamics final : public ForwardDynamics,
           .push_back(base_rows + node);
     if (tree_->floating_base) free_rows_.insert(free_rows_.begin(), {0, 1, 2, 3, 4, 5});
     if (articulated_body_) {
+      if (!representation.capabilities().higher_order)
+        throw ModelError("prescribed joint motion with 'aba' needs the hybrid dynamics of the representation, whose "
+                         "plugin declares no RepresentationCapabilities::higher_order; use 'crba-cholesky'");
       hybrid_ = representation.bind_higher_order(tree_, 0);
       split_.base_motion = false;  // the base moves freely under its loads
       split_.joint_motion = prescribed_.is_prescribed();
@@ -894,6 +906,7 @@ class TreeEvaluator final : public BatchEvaluator {
 
 class TreeAlgorithm final : public Algorithm {
  public:
+  AlgorithmCapabilities capabilities() const override { return {.batch_evaluation = true, .uses_representation = true}; }
   TreeAlgorithm(std::string name, Quantity quantity) : name_(std::move(name)), quantity_(quantity) {}
 
   std::unique_ptr<ForwardDynamics> bind_forward_dynamics(const DynamicsContext& context) const override {
@@ -910,8 +923,16 @@ class TreeAlgorithm final : public Algorithm {
     check(context);
     auto tree = std::make_shared<const KinematicTree>(compile_tree(*context.model));
     auto dynamics = context.representation->bind_tree(tree);
+    const RepresentationCapabilities provides = context.representation->capabilities();
+    if ((uses_derivatives(quantity_) && !provides.derivatives) ||
+        (quantity_ == Quantity::geometric_derivatives && !provides.geometric_derivatives))
+      throw ModelError("representation '" + context.representation_name + "' does not provide " +
+                       (quantity_ == Quantity::geometric_derivatives ? "the derivatives by the joints' geometry"
+                                                                     : "analytic derivatives of tree dynamics") +
+                       " (its plugin declares no RepresentationCapabilities::" +
+                       (quantity_ == Quantity::geometric_derivatives ? "geometric_derivatives)" : "derivatives)"));
     auto derivatives = uses_derivatives(quantity_) ? context.representation->bind_derivatives(tree) : nullptr;
-    auto geometric = quantity_ == Quantity::geometric_derivatives ? bind_geometric_derivatives(*context.representation, tree)
+    auto geometric = quantity_ == Quantity::geometric_derivatives ? context.representation->bind_geometric_derivatives(tree)
                                                                   : nullptr;
     return std::make_unique<TreeEvaluator>(std::move(tree), std::move(dynamics), std::move(derivatives),
                                            std::move(geometric), context.model, *context.representation, quantity_);
@@ -940,7 +961,7 @@ class TreeAlgorithm final : public Algorithm {
 LIEMBS_PLUGIN(registrar) {
   using liembs::Algorithm;
   const auto add = [&](const char* name, Quantity quantity, const char* summary) {
-    registrar.add<Algorithm>(name, "1.0.0", summary, [name = std::string(name), quantity](const liembs::ConfigTable&) {
+    registrar.add<Algorithm>(name, "1.0.0", summary, liembs::OptionDeclaration{}, [name = std::string(name), quantity](const liembs::ConfigTable&) {
       return std::make_unique<TreeAlgorithm>(name, quantity);
     });
   };

@@ -203,12 +203,19 @@ class EulerAngles final : public Group {
 
 }  // namespace
 
+// The options, declared once (liembs plugins --options euler-angles, docs/plugin-options.md).
+const liembs::OptionDeclaration& euler_angles_options() {
+  static const liembs::OptionDeclaration declaration{liembs::OptionSpec::number(
+      "switch_threshold", 0.5, liembs::Range::closed(0.05, 0.7),
+      "|sin theta| below which a body switches to the other chart (0.3 reproduces the authors' re trajectories)")};
+  return declaration;
+}
+
 LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Group>(
       "euler-angles", "1.0.0",
       "paper 004's re: ZXZ Euler angles as chart coordinates, velocities (e', r'), chart switch near gimbal lock",
-      [](const liembs::ConfigTable& options) {
-        return std::make_unique<EulerAngles>(
-            options.number_or("switch_threshold", 0.5, liembs::Range::closed(0.05, 0.7)));
+      euler_angles_options(), [](const liembs::ConfigTable& options) {
+        return std::make_unique<EulerAngles>(euler_angles_options().number(options, "switch_threshold"));
       });
 }

@@ -54,6 +54,10 @@ Vec3 angular_velocity(const Vec4& p, const Vec4& p_dot) { return 2.0 * g_matrix(
 
 class EulerParameters final : public Group {
  public:
+  // velocity_map_derivatives: the base class's differences of velocity_maps.
+  GroupCapabilities capabilities() const override {
+    return {.velocity_map_derivatives = false, .internal_constraint_derivatives = true};
+  }
   BodyCoordinates body_coordinates() const override {
     BodyCoordinates coordinates;
     coordinates.chart = chart_size;
@@ -194,5 +198,5 @@ LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Group>(
       "euler-parameters", "1.0.0",
       "paper 004's rp: Euler parameters p as chart coordinates, velocities (p', r'), p^T p = 1 as a constraint",
-      [](const liembs::ConfigTable&) { return std::make_unique<EulerParameters>(); });
+      liembs::OptionDeclaration{}, [](const liembs::ConfigTable&) { return std::make_unique<EulerParameters>(); });
 }

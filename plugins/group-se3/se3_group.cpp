@@ -13,6 +13,9 @@ using namespace liembs;
 class Se3Group final : public Group {
  public:
   BodyCoordinates body_coordinates() const override { return {}; }
+  GroupCapabilities capabilities() const override {
+    return {.velocity_map_derivatives = true, .internal_constraint_derivatives = false};
+  }
 
   // C <- C exp(X^): the screw motion X applied in the body frame (002 eq. 8).
   void retract(std::span<Pose> poses, double*, const double* increments) const override {
@@ -63,6 +66,6 @@ class Se3Group final : public Group {
 
 LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Group>("SE3", "2.0.0",
-                               "SE(3) semidirect product, body-fixed twists (omega, R^T r')",
+                               "SE(3) semidirect product, body-fixed twists (omega, R^T r')", liembs::OptionDeclaration{},
                                [](const liembs::ConfigTable&) { return std::make_unique<Se3Group>(); });
 }

@@ -15,6 +15,9 @@ using namespace liembs;
 class So3xR3Group final : public Group {
  public:
   BodyCoordinates body_coordinates() const override { return {}; }
+  GroupCapabilities capabilities() const override {
+    return {.velocity_map_derivatives = true, .internal_constraint_derivatives = false};
+  }
 
   // (R, r) <- (R exp(xi_omega~), r + xi_v)   (002 eqs. 16, 18)
   void retract(std::span<Pose> poses, double*, const double* increments) const override {
@@ -112,8 +115,8 @@ std::unique_ptr<Group> make_group(const liembs::ConfigTable&) { return std::make
 
 LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Group>("SO3xR3", "2.0.0",
-                               "SO(3) x R^3 direct product, hybrid velocities (omega body, r' spatial)", make_group);
+                               "SO(3) x R^3 direct product, hybrid velocities (omega body, r' spatial)", liembs::OptionDeclaration{}, make_group);
   registrar.add<liembs::Group>("rotation-matrix", "2.0.0",
                                "paper 004's rA: the same plugin as SO3xR3 (A on SO(3), body omega, global r')",
-                               make_group);
+                               liembs::OptionDeclaration{}, make_group);
 }

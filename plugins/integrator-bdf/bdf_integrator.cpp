@@ -65,24 +65,44 @@ NewtonMatrix newton_matrix_kind(const std::string& name) {
   return name == "quasi-newton-reused" ? NewtonMatrix::quasi_newton_reused : NewtonMatrix::quasi_newton;
 }
 
+// The options, declared once (liembs plugins --options bdf, docs/plugin-options.md).
+const OptionDeclaration& bdf_options() {
+  static const OptionDeclaration declaration = [] {
+    OptionDeclaration d{
+        OptionSpec::integer("order", 1, 1, 2, "1: backward Euler (paper 004's C1/C2), 2: BDF2"),
+        OptionSpec::choice("newton_matrix", {"quasi-newton", "quasi-newton-reused", "full"}, "quasi-newton",
+                           "full: M + h gamma C + h^2 beta K every iteration; quasi-newton: frozen per step; "
+                           "-reused: kept across steps while Newton contracts"),
+        OptionSpec::integer("max_newton_iterations", 25, 1, 1000, "Newton iterations per step before the step fails"),
+        OptionSpec::optional(OptionSpec::required_number("newton_tolerance", Range::positive(),
+                                                         "Newton tolerance Theta on the correction (not with "
+                                                         "newton_tolerance_h2)"),
+                             "newton_tolerance_h2 applies"),
+        OptionSpec::number("newton_tolerance_h2", 1e-11, Range::positive(),
+                           "Newton tolerance as Theta h^2 (scaled with the step, the authors' choice)")};
+    d.add(newton_options(matrix_free_threshold, UnconstrainedForm::dae));
+    return d;
+  }();
+  return declaration;
+}
+
 class BdfIntegrator final : public Integrator {
  public:
   explicit BdfIntegrator(const ConfigTable& options)
-      : order_(static_cast<int>(options.integer_or("order", 1, 1, 2))),
-        matrix_kind_(newton_matrix_kind(
-            options.choice_or("newton_matrix", {"quasi-newton", "quasi-newton-reused", "full"}, "quasi-newton"))),
-        max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 25, 1, 1000))),
+      : order_(static_cast<int>(bdf_options().integer(options, "order"))),
+        matrix_kind_(newton_matrix_kind(bdf_options().choice(options, "newton_matrix"))),
+        max_iterations_(static_cast<int>(bdf_options().integer(options, "max_newton_iterations"))),
         derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::dae)),
         form_given_(options.contains("unconstrained_form")),
         linear_solver_(read_linear_solver(options)) {
     if (options.contains("newton_tolerance") && options.contains("newton_tolerance_h2"))
       options.fail("newton_tolerance_h2",
                    "give either newton_tolerance (Theta) or newton_tolerance_h2 (Theta h^2), not both");
-    if (options.contains("newton_tolerance")) {
-      tolerance_ = options.number("newton_tolerance", Range::positive());
+    if (const auto tolerance = bdf_options().optional_number(options, "newton_tolerance")) {
+      tolerance_ = *tolerance;
       scale_tolerance_ = false;
     } else {
-      tolerance_ = options.number_or("newton_tolerance_h2", 1e-11, Range::positive());
+      tolerance_ = bdf_options().number(options, "newton_tolerance_h2");
       scale_tolerance_ = true;
     }
   }
@@ -114,6 +134,8 @@ class BdfIntegrator final : public Integrator {
             {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
+  IntegratorCapabilities capabilities() const override { return {.accelerations = true, .multipliers = true}; }
+  std::vector<MethodChoice> method_choices() const override { return derivatives_.method_choices(); }
   const Eigen::VectorXd* accelerations() const override { return &acceleration_; }
   const Eigen::VectorXd* multipliers() const override { return &multipliers_; }
 
@@ -147,7 +169,7 @@ class BdfIntegrator final : public Integrator {
     if (state.velocities.size() != n)
       throw SimulationError("bdf: the state has " + std::to_string(state.velocities.size()) +
                             " velocity coordinates, the state space " + std::to_string(n));
-    if (!has_history_ || state.time != history_time_) start_history(equations, state);
+    if (!has_history_ || state.time != history_time_) start_history(space, equations, state);
     solve_step(space, equations, state, h);
     ++steps_;
   }
@@ -155,7 +177,7 @@ class BdfIntegrator final : public Integrator {
  private:
   // a_0 = V'(t_0) and lambda_0 from the index-1 system [[M, J^T], [J, 0]] (a, lambda) = (Q, eta),
   // solved as one saddle-point system (M may be only semi-definite: the constraints make it regular).
-  void start_history(MotionEquations& equations, const State& state) {
+  void start_history(const StateSpace& space, MotionEquations& equations, const State& state) {
     if (matrix_free_) {  // the ODE form: a_0 = F, no multipliers, no matrix
       equations.evaluate(state, terms_, dae::forces);
       acceleration_ = terms_.forces;
@@ -163,6 +185,7 @@ class BdfIntegrator final : public Integrator {
       if (!acceleration_.allFinite())
         throw SimulationError("bdf: the initial accelerations at t = " + format_number(state.time) + " s are not finite");
       analytic_ = false;
+      derivatives_.state_matrix_free(linear_solver_ == LinearSolver::gmres, matrix_free_threshold);
       finish_history(state);
       return;
     }
@@ -186,7 +209,7 @@ class BdfIntegrator final : public Integrator {
     acceleration_ = solution.head(n);
     multipliers_ = solution.tail(m);
     const unsigned needed = dae::damping | (matrix_kind_ == NewtonMatrix::full ? dae::stiffness : 0u);
-    derivatives_.require(equations, needed, "bdf");
+    derivatives_.choose(space, equations, needed, "bdf");
     analytic_ = derivatives_.analytic_parts(equations, needed) == needed;
     finish_history(state);
   }
@@ -420,5 +443,5 @@ LIEMBS_PLUGIN(registrar) {
       "bdf", "1.0.0",
       "index-3 BDF of order 1 (backward Euler, paper 004) or 2 with fixed steps, Newton on accelerations and "
       "multipliers with the full or the frozen quasi-Newton matrix",
-      [](const liembs::ConfigTable& options) { return std::make_unique<BdfIntegrator>(options); });
+      bdf_options(), [](const liembs::ConfigTable& options) { return std::make_unique<BdfIntegrator>(options); });
 }

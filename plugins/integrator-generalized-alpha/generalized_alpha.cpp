@@ -74,17 +74,34 @@ struct AlphaParameters {
   }
 };
 
+// The options, declared once (liembs plugins --options generalized-alpha, docs/plugin-options.md).
+const OptionDeclaration& alpha_options() {
+  static const OptionDeclaration declaration = [] {
+    OptionDeclaration d{
+        OptionSpec::number("rho_infinity", 0.9, Range::closed(0.0, 1.0),
+                           "spectral radius at infinite frequency: 1 no numerical damping, 0 the most"),
+        OptionSpec::choice("constraint_level", {"index3", "index2-stabilized"}, "index2-stabilized",
+                           "index3 enforces g = 0; index2-stabilized also J V = 0"),
+        OptionSpec::number("newton_tolerance", 1e-10, Range::positive(), "Newton tolerance on the residual"),
+        OptionSpec::integer("max_newton_iterations", 20, 1, 1000, "Newton iterations per step before the step fails"),
+        OptionSpec::boolean("reuse_iteration_matrix", true,
+                            "keep the iteration matrix across steps while Newton contracts (false: rebuild every step)")};
+    d.add(newton_options(matrix_free_threshold, UnconstrainedForm::ode));
+    return d;
+  }();
+  return declaration;
+}
+
 class GeneralizedAlphaIntegrator final : public Integrator {
  public:
   explicit GeneralizedAlphaIntegrator(const ConfigTable& options)
-      : parameters_(AlphaParameters::from_spectral_radius(options.number_or("rho_infinity", 0.9, Range::closed(0.0, 1.0)))),
-        level_(options.choice_or("constraint_level", {"index3", "index2-stabilized"}, "index2-stabilized") == "index3"
-                   ? ConstraintLevel::index3
-                   : ConstraintLevel::index2_stabilized),
-        tolerance_(options.number_or("newton_tolerance", 1e-10, Range::positive())),
-        max_iterations_(static_cast<int>(options.integer_or("max_newton_iterations", 20, 1, 1000))),
+      : parameters_(AlphaParameters::from_spectral_radius(alpha_options().number(options, "rho_infinity"))),
+        level_(alpha_options().choice(options, "constraint_level") == "index3" ? ConstraintLevel::index3
+                                                                                 : ConstraintLevel::index2_stabilized),
+        tolerance_(alpha_options().number(options, "newton_tolerance")),
+        max_iterations_(static_cast<int>(alpha_options().integer(options, "max_newton_iterations"))),
         derivatives_(read_derivative_method(options), read_unconstrained_form(options, UnconstrainedForm::ode)),
-        reuse_iteration_matrix_(options.boolean_or("reuse_iteration_matrix", true)),
+        reuse_iteration_matrix_(alpha_options().boolean(options, "reuse_iteration_matrix")),
         linear_solver_(read_linear_solver(options)) {}
 
   std::string description() const override {
@@ -118,6 +135,8 @@ class GeneralizedAlphaIntegrator final : public Integrator {
             {"analytic_derivatives", analytic_ ? 1.0 : 0.0}};
   }
 
+  IntegratorCapabilities capabilities() const override { return {.accelerations = true, .multipliers = true}; }
+  std::vector<MethodChoice> method_choices() const override { return derivatives_.method_choices(); }
   // A_{n+1} = V'(t_{n+1}) and lambda_{n+1} of the last step (they satisfy the equations of motion there).
   const Eigen::VectorXd* accelerations() const override { return &acceleration_; }
   const Eigen::VectorXd* multipliers() const override { return &multipliers_; }
@@ -140,14 +159,14 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   void step(const StateSpace& space, ForwardDynamics& dynamics, State& state, double h) override {
     MotionEquations equations(dynamics, static_cast<Eigen::Index>(space.velocity_dimension()), derivatives_.dae_form(),
                               derivatives_.analytic_odes());
-    if (!has_history_ || state.time != history_time_) start_history(equations, state);
+    if (!has_history_ || state.time != history_time_) start_history(space, equations, state);
     solve_step(space, equations, state, h);
     ++steps_;
   }
 
  private:
   // a_0 = A_0 = V'(t_0) from the index-1 system (002 eq. 3), and lambda_0 with it.
-  void start_history(MotionEquations& equations, const State& state) {
+  void start_history(const StateSpace& space, MotionEquations& equations, const State& state) {
     equations.evaluate(state, terms_, dae::all);
     if (equations.system())
       solve_index1(terms_, acceleration_, &multipliers_);
@@ -166,8 +185,9 @@ class GeneralizedAlphaIntegrator final : public Integrator {
                             std::to_string(equations.constraint_count()) +
                             " constraint rows (or is in the DAE form); use linear_solver = \"dense\"");
     const unsigned needed = derivatives_needed(equations);
-    derivatives_.require(equations, needed, "generalized-alpha");
+    derivatives_.choose(space, equations, needed, "generalized-alpha");
     analytic_ = !matrix_free_ && derivatives_.analytic_parts(equations, needed) == needed;
+    if (matrix_free_) derivatives_.state_matrix_free(linear_solver_ == LinearSolver::gmres, matrix_free_threshold);
     correction_jacobian_ = terms_.jacobian;  // J(q_0), the direction of the index-2 correction
     has_history_ = true;
     history_time_ = state.time;
@@ -351,7 +371,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
         evaluate_iteration_matrix(space, equations, h);
         matrix_step_size_ = h;
       } else if (iteration == 0 && m == 0 && equations.system()) {
-        // An unconstrained system in its DAE form (a tree, dae_system): the kept C and K with
+        // An unconstrained system in its DAE form (a tree, DynamicsCapabilities::dae_form): the kept C and K with
         // M(q) of this step. M dominates the matrix and moves with q (the ODE form has 1 there);
         // a stale M contracted by only about 0.2 per iteration, 6 iterations per step on a chain.
         assemble_iteration_matrix(h);
@@ -441,5 +461,5 @@ LIEMBS_PLUGIN(registrar) {
       "generalized-alpha", "1.0.0",
       "Lie group generalized-alpha (Brüls, Cardona, Arnold), second order, Newton on the index-3 or "
       "stabilized index-2 DAE; rho_infinity sets the numerical damping",
-      [](const liembs::ConfigTable& options) { return std::make_unique<GeneralizedAlphaIntegrator>(options); });
+      alpha_options(), [](const liembs::ConfigTable& options) { return std::make_unique<GeneralizedAlphaIntegrator>(options); });
 }

@@ -8,7 +8,7 @@
 //     xi' - dexp^-1_{-xi}(V) = 0,   V' - rates(X, V) = 0
 //     (unconstrained_form = "dae": a formulation that gives analytic derivatives, a tree, is
 //     solved instead as ggl without constraint rows, M V' - Q = 0, unless newton_derivatives =
-//     "finite-differences": dae_system())
+//     "finite-differences": DynamicsCapabilities::dae_form)
 //   index1-projection         y = (xi, V, lambda); lambda algebraic
 //     xi' - dexp^-1_{-xi}(V) = 0,   M V' + J^T lambda - Q = 0,   J V' - eta = 0   (002 eq. 3)
 //     and at every output point the state is projected onto g = 0, J V = nu and IDA restarts.
@@ -148,18 +148,40 @@ bool same_state(const State& a, const State& b) {
   return a.coordinates == b.coordinates && a.velocities == b.velocities;
 }
 
+// The options, declared once (liembs plugins --options ida, docs/plugin-options.md).
+const OptionDeclaration& ida_options() {
+  static const OptionDeclaration declaration = [] {
+    OptionDeclaration d{
+        OptionSpec::choice("formulation", {"ggl", "index1-projection"}, "ggl",
+                           "constrained systems as the GGL index-2 DAE or the index-1 DAE with projection"),
+        OptionSpec::optional_boolean("projection", "true for index1-projection, false for ggl",
+                                     "project onto g = 0, J V = nu at each output step"),
+        OptionSpec::number("relative_tolerance", 1e-8, Range::positive(), "IDA's relative local error tolerance"),
+        OptionSpec::number("absolute_tolerance", 1e-10, Range::positive(), "IDA's absolute local error tolerance"),
+        OptionSpec::integer("max_order", 5, 1, 5, "highest BDF order IDA may use"),
+        OptionSpec::integer("max_steps", 100000, 1, 1000000000, "IDA's internal steps per output step"),
+        // Below pi the chart is far from the singularity of dexp^-1 at 2 pi.
+        OptionSpec::number("rebase_threshold", 1.0, {0.0, 3.0, true, false},
+                           "|xi| of the local chart (rad) from which it is rebased at the current pose")};
+    d.add(newton_options(matrix_free_threshold, UnconstrainedForm::ode));
+    return d;
+  }();
+  return declaration;
+}
+
 class IdaIntegrator final : public Integrator {
  public:
   explicit IdaIntegrator(const ConfigTable& options) {
-    const std::string formulation = options.choice_or("formulation", {"ggl", "index1-projection"}, "ggl");
+    const OptionDeclaration& declared = ida_options();
+    const std::string formulation = declared.choice(options, "formulation");
     constrained_formulation_ = formulation == "ggl" ? Formulation::ggl : Formulation::index1_projection;
-    projection_ = options.boolean_or("projection", constrained_formulation_ == Formulation::index1_projection);
-    relative_tolerance_ = options.number_or("relative_tolerance", 1e-8, Range::positive());
-    absolute_tolerance_ = options.number_or("absolute_tolerance", 1e-10, Range::positive());
-    max_order_ = static_cast<int>(options.integer_or("max_order", 5, 1, 5));
-    max_steps_ = static_cast<long>(options.integer_or("max_steps", 100000, 1, 1000000000));
-    // Below pi the chart is far from the singularity of dexp^-1 at 2 pi.
-    rebase_threshold_ = options.number_or("rebase_threshold", 1.0, {0.0, 3.0, true, false});
+    projection_ = declared.optional_boolean(options, "projection")
+                      .value_or(constrained_formulation_ == Formulation::index1_projection);
+    relative_tolerance_ = declared.number(options, "relative_tolerance");
+    absolute_tolerance_ = declared.number(options, "absolute_tolerance");
+    max_order_ = static_cast<int>(declared.integer(options, "max_order"));
+    max_steps_ = static_cast<long>(declared.integer(options, "max_steps"));
+    rebase_threshold_ = declared.number(options, "rebase_threshold");
     derivatives_ = NewtonDerivatives(read_derivative_method(options),
                                      read_unconstrained_form(options, UnconstrainedForm::ode));
     linear_solver_choice_ = read_linear_solver(options);
@@ -184,9 +206,12 @@ class IdaIntegrator final : public Integrator {
     return out.str();
   }
 
+  std::vector<MethodChoice> method_choices() const override { return derivatives_.method_choices(); }
+
   // Variable order and step size: no single order of accuracy (max order in description()).
   int order() const override { return 0; }
 
+  IntegratorCapabilities capabilities() const override { return {.accelerations = true, .multipliers = true}; }
   // V' and lambda at the last output point (IDA's interpolant; empty before the first step).
   const Eigen::VectorXd* accelerations() const override { return &reported_acceleration_; }
   const Eigen::VectorXd* multipliers() const override { return &reported_multipliers_; }
@@ -307,7 +332,7 @@ class IdaIntegrator final : public Integrator {
     n_ = static_cast<Eigen::Index>(space.velocity_dimension());
     // A tree without loops that gives analytic derivatives is solved in its ODE form with the
     // rate derivatives, or with unconstrained_form = "dae" as GGL without constraint rows,
-    // M V' = Q (dae_system); either way its Newton matrix is analytic.
+    // M V' = Q (DynamicsCapabilities::dae_form); either way its Newton matrix is analytic.
     equations_.emplace(dynamics, n_, derivatives_.dae_form(), derivatives_.analytic_odes());
     system_ = equations_->system();
     m_ = system_ ? system_->constraint_count() : 0;
@@ -320,7 +345,10 @@ class IdaIntegrator final : public Integrator {
       throw SimulationError("ida: integrator.linear_solver = \"gmres\" solves the ODE form of a formulation without "
                             "constraints, and this run has " + std::to_string(m_) +
                             " constraint rows (or is in the DAE form); use linear_solver = \"dense\"");
-    if (krylov) analytic_jacobian_ = false;  // products by IDA's difference quotients
+    if (krylov) {  // products by IDA's difference quotients
+      analytic_jacobian_ = false;
+      derivatives_.state_matrix_free(linear_solver_choice_ == LinearSolver::gmres, matrix_free_threshold);
+    }
     const Eigen::Index size = formulation_ == Formulation::ggl ? 2 * n_ + 2 * m_ : 2 * n_ + m_;
     if (!ida_ || size != size_ || formulation_ != solver_formulation_ || krylov != krylov_) {
       krylov_ = krylov;
@@ -614,9 +642,17 @@ class IdaIntegrator final : public Integrator {
           "ida: integrator.newton_derivatives = \"analytic\" needs formulation = \"ggl\" (the index-1 "
           "formulation's d(J V' - eta)/dq is not available analytically); use newton_derivatives = "
           "\"finite-differences\", or leave the key out");
-    derivatives_.require(equations, needed, "ida");
+    derivatives_.choose(*space_, equations, needed, "ida");
     analytic_jacobian_ = formulation_ != Formulation::index1_projection &&
                          derivatives_.analytic_parts(equations, needed) == needed;
+    if (!analytic_jacobian_) {  // IDA then forms the whole matrix by its own difference quotients
+      std::string reason = "formulation = \"index1-projection\" has no analytic d(J V' - eta)/dq";
+      if (formulation_ != Formulation::index1_projection)
+        for (const auto& choice : derivatives_.method_choices())
+          if (choice.topic == "newton_matrix") reason = choice.reason;
+      derivatives_.forget_choice("group_derivatives");
+      derivatives_.state_choice({"newton_matrix", "finite-differences", reason + "; IDA's difference quotients"});
+    }
   }
 
   // J = dF/dy + c_j dF/dy' of the ggl residual, or of the ODE (m = 0, M = 1; see the top of the
@@ -819,5 +855,5 @@ LIEMBS_PLUGIN(registrar) {
       "ida", "1.0.0",
       "SUNDIALS IDA variable-order BDF in local group coordinates; constrained systems as GGL index-2 "
       "or index-1 DAE with projection",
-      [](const liembs::ConfigTable& options) { return std::make_unique<IdaIntegrator>(options); });
+      ida_options(), [](const liembs::ConfigTable& options) { return std::make_unique<IdaIntegrator>(options); });
 }

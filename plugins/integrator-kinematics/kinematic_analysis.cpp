@@ -28,13 +28,25 @@ namespace {
 
 using namespace liembs;
 
+// The options, declared once (liembs plugins --options kinematics, docs/plugin-options.md).
+const OptionDeclaration& kinematics_options() {
+  static const OptionDeclaration declaration{
+      OptionSpec::choice("newton", {"chord", "full"}, "chord",
+                         "chord: the Jacobian of the first iteration kept; full: rebuilt every iteration"),
+      OptionSpec::choice("predictor", {"previous", "velocity"}, "previous",
+                         "start of Newton: the previous positions, or extrapolated with the velocities"),
+      OptionSpec::number("tolerance", 1e-10, Range::positive(), "Newton tolerance on the position constraints"),
+      OptionSpec::integer("max_iterations", 25, 1, 1000, "Newton iterations per time point before it fails")};
+  return declaration;
+}
+
 class KinematicAnalysis final : public Integrator {
  public:
   explicit KinematicAnalysis(const ConfigTable& options)
-      : chord_(options.choice_or("newton", {"chord", "full"}, "chord") == "chord"),
-        extrapolate_(options.choice_or("predictor", {"previous", "velocity"}, "previous") == "velocity"),
-        tolerance_(options.number_or("tolerance", 1e-10, Range::positive())),
-        max_iterations_(static_cast<int>(options.integer_or("max_iterations", 25, 1, 1000))) {}
+      : chord_(kinematics_options().choice(options, "newton") == "chord"),
+        extrapolate_(kinematics_options().choice(options, "predictor") == "velocity"),
+        tolerance_(kinematics_options().number(options, "tolerance")),
+        max_iterations_(static_cast<int>(kinematics_options().integer(options, "max_iterations"))) {}
 
   std::string description() const override {
     std::ostringstream out;
@@ -52,6 +64,7 @@ class KinematicAnalysis final : public Integrator {
             {"coordinates", static_cast<double>(coordinates_)},
             {"constraints", static_cast<double>(constraints_)}};
   }
+  IntegratorCapabilities capabilities() const override { return {.accelerations = true, .multipliers = true}; }
   const Eigen::VectorXd* multipliers() const override { return &multipliers_; }
   const Eigen::VectorXd* accelerations() const override { return &accelerations_; }
 
@@ -187,5 +200,5 @@ LIEMBS_PLUGIN(registrar) {
       "kinematics", "1.0.0",
       "kinematic analysis of a fully driven mechanism: positions by (chord) Newton along the retraction, "
       "velocities, accelerations and reaction multipliers by linear solves at every time point",
-      [](const liembs::ConfigTable& options) { return std::make_unique<KinematicAnalysis>(options); });
+      kinematics_options(), [](const liembs::ConfigTable& options) { return std::make_unique<KinematicAnalysis>(options); });
 }

@@ -58,8 +58,17 @@ int classical_order(const ButcherTableau& t) {
   return 4;
 }
 
+std::vector<OptionSpec> tableau_options() {
+  return {OptionSpec::choice("tableau", named_tableaus(), "rk4", "the Butcher tableau (custom: give a, b and c)"),
+          OptionSpec::number_rows("a", "required for tableau = \"custom\"",
+                                  "custom tableau: the strictly lower triangular s x s matrix"),
+          OptionSpec::numbers("b", Range::any(), "required for tableau = \"custom\"", "custom tableau: the s weights"),
+          OptionSpec::numbers("c", Range::any(), "the row sums of a", "custom tableau: the s nodes (c_i = sum_j a_ij)")};
+}
+
 ButcherTableau read_tableau(const ConfigTable& options) {
-  const std::string name = options.choice_or("tableau", named_tableaus(), "rk4");
+  static const OptionDeclaration declared(tableau_options());
+  const std::string name = declared.choice(options, "tableau");
   if (name != "custom") {
     for (const char* key : {"a", "b", "c"})
       if (options.contains(key))
@@ -69,8 +78,8 @@ ButcherTableau read_tableau(const ConfigTable& options) {
 
   ButcherTableau t;
   t.name = "custom";
-  const auto rows = options.number_rows("a");
-  const auto b = options.numbers("b");
+  const auto rows = declared.number_rows(options, "a");
+  const auto b = declared.numbers(options, "b");
   const auto s = b.size();
   if (s == 0) options.fail("b", "a custom tableau needs at least one stage");
   if (rows.size() != s || rows.front().size() != s)
@@ -89,7 +98,7 @@ ButcherTableau read_tableau(const ConfigTable& options) {
   }
   const Eigen::VectorXd row_sums = t.a.rowwise().sum();
   if (options.contains("c")) {
-    const auto c = options.numbers("c");
+    const auto c = declared.numbers(options, "c");
     if (c.size() != s) options.fail("c", "expected " + std::to_string(s) + " nodes to match b");
     t.c = Eigen::Map<const Eigen::VectorXd>(c.data(), static_cast<Eigen::Index>(s));
     for (Eigen::Index i = 0; i < t.c.size(); ++i)

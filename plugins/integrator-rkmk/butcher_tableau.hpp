@@ -1,6 +1,8 @@
 #pragma once
 // Explicit Butcher tableaus for the Munthe-Kaas integrator: the named ones and a custom
 // tableau read from TOML, with its classical order found from the order conditions.
+#include <liembs/plugin/options.hpp>
+
 #include <Eigen/Core>
 
 #include <string>
@@ -28,5 +30,7 @@ int classical_order(const ButcherTableau& tableau);
 
 // Reads [integrator] tableau (and a, b, c for tableau = "custom"), validates it.
 ButcherTableau read_tableau(const ConfigTable& options);
+// The options read_tableau reads (tableau, a, b, c), for the integrator's declaration.
+std::vector<OptionSpec> tableau_options();
 
 }  // namespace liembs::rkmk

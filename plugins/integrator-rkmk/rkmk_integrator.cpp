@@ -16,21 +16,34 @@
 #include <liembs/util/format.hpp>
 
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 namespace {
 
 using namespace liembs;
 
+// The options, declared once (liembs plugins --options rkmk, docs/plugin-options.md).
+const OptionDeclaration& rkmk_options() {
+  static const OptionDeclaration declaration = [] {
+    OptionDeclaration d(rkmk::tableau_options());
+    d.add({OptionSpec::boolean("projection", false, "project onto g = 0 and J V = nu after every step"),
+           OptionSpec::number("projection_tolerance", 1e-12, Range::positive(), "Newton tolerance of the projection"),
+           OptionSpec::integer("projection_max_iterations", 20, 1, std::numeric_limits<long long>::max(),
+                               "Newton iterations of the projection")});
+    return d;
+  }();
+  return declaration;
+}
+
 class RkmkIntegrator final : public Integrator {
  public:
   explicit RkmkIntegrator(const ConfigTable& options)
       : tableau_(rkmk::read_tableau(options)),
         order_(rkmk::classical_order(tableau_)),
-        projection_(options.boolean_or("projection", false)) {
-    projection_settings_.tolerance = options.number_or("projection_tolerance", 1e-12, Range::positive());
-    projection_settings_.max_iterations =
-        static_cast<int>(options.integer_or("projection_max_iterations", 20, 1));
+        projection_(rkmk_options().boolean(options, "projection")) {
+    projection_settings_.tolerance = rkmk_options().number(options, "projection_tolerance");
+    projection_settings_.max_iterations = static_cast<int>(rkmk_options().integer(options, "projection_max_iterations"));
   }
 
   std::string description() const override {
@@ -135,5 +148,5 @@ LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Integrator>(
       "rkmk", "1.0.0",
       "Munthe-Kaas Lie group Runge-Kutta; tableau euler, heun, rk3, rk4 or custom (a, b, c)",
-      [](const liembs::ConfigTable& options) { return std::make_unique<RkmkIntegrator>(options); });
+      rkmk_options(), [](const liembs::ConfigTable& options) { return std::make_unique<RkmkIntegrator>(options); });
 }

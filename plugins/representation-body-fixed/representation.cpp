@@ -6,5 +6,5 @@
 LIEMBS_PLUGIN(registrar) {
   using Component = liembs::RepresentationComponent<liembs::representations::BodyFixed>;
   registrar.add<liembs::Representation>("body-fixed", "1.0.0", "body-fixed twists (omega, R^T r'), body-frame inertias (000 section 4.1)",
-                                        [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
+                                        liembs::OptionDeclaration{}, [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
 }

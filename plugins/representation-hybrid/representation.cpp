@@ -6,5 +6,5 @@
 LIEMBS_PLUGIN(registrar) {
   using Component = liembs::RepresentationComponent<liembs::representations::Hybrid>;
   registrar.add<liembs::Representation>("hybrid", "1.0.0", "hybrid twists (omega^s, r'), world-resolved at the body origin (000 section 4.3)",
-                                        [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
+                                        liembs::OptionDeclaration{}, [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
 }

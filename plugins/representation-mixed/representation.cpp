@@ -6,5 +6,5 @@
 LIEMBS_PLUGIN(registrar) {
   using Component = liembs::RepresentationComponent<liembs::representations::Mixed>;
   registrar.add<liembs::Representation>("mixed", "1.0.0", "mixed twists (omega^b, r') (000 sections 3.4, 5.4)",
-                                        [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
+                                        liembs::OptionDeclaration{}, [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
 }

@@ -6,5 +6,5 @@
 LIEMBS_PLUGIN(registrar) {
   using Component = liembs::RepresentationComponent<liembs::representations::Spatial>;
   registrar.add<liembs::Representation>("spatial", "1.0.0", "spatial twists Ad_C V^b, world-frame inertias (000 section 4.2)",
-                                        [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
+                                        liembs::OptionDeclaration{}, [](const liembs::ConfigTable&) { return std::make_unique<Component>(); });
 }

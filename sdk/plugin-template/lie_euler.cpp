@@ -2,17 +2,34 @@
 // first-order Munthe-Kaas method (paper 002, eq. 37 with one stage). It shows every
 // piece an integrator plugin needs: the interface, options read strictly from its TOML
 // section, and the LIEMBS_PLUGIN registration block.
+//
+// The contract (liembs/plugin/integrator.hpp, docs/plugins.md): an integrator MUST implement
+// start, step and order (below). It MAY implement the OPTIONAL operations; this one does not,
+// so the host uses their stated fallbacks:
+//   capabilities()    none declared: no accelerations or multipliers are recorded (a
+//                     constrained run says "multipliers: not-recorded" in summary.json)
+//   charts_switched   nothing to restart (Lie-Euler keeps no history)
+//   statistics        no integrator_statistics in summary.json
+//   method_choices    nothing stated (an explicit method has no Newton matrix to choose)
+#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/state_space.hpp>
 
 namespace {
 
+// The options, declared once (docs/plugins.md, "Options"): `liembs plugins --options lie-euler`
+// prints them, and the host refuses any other key of the [integrator] section.
+const liembs::OptionDeclaration& lie_euler_options() {
+  static const liembs::OptionDeclaration declaration{
+      liembs::OptionSpec::integer("substeps", 1, 1, 1000, "Lie-Euler steps per output step")};
+  return declaration;
+}
+
 class LieEuler final : public liembs::Integrator {
  public:
-  // Options come from the [integrator] section of the run file; keys this factory does not
-  // read are reported as unknown by the host.
+  // Read through the declaration: its default and range apply.
   explicit LieEuler(const liembs::ConfigTable& options)
-      : substeps_(options.integer_or("substeps", 1, 1, 1000)) {}
+      : substeps_(lie_euler_options().integer(options, "substeps")) {}
 
   std::string description() const override {
     return "Lie-Euler, " + std::to_string(substeps_) + " substep(s) per step";
@@ -42,6 +59,6 @@ class LieEuler final : public liembs::Integrator {
 
 LIEMBS_PLUGIN(registrar) {
   registrar.add<liembs::Integrator>(
-      "lie-euler", "1.0.0", "Lie-Euler method (template plugin); option substeps",
+      "lie-euler", "1.0.0", "Lie-Euler method (template plugin); option substeps", lie_euler_options(),
       [](const liembs::ConfigTable& options) { return std::make_unique<LieEuler>(options); });
 }

@@ -201,6 +201,12 @@ TEST_CASE("plugin errors exit 3 with the file and the reason", "[cli][errors]") 
     CHECK(r.status == 3);
     CHECK_THAT(r.err, Contains("liembs-abi-mismatch.so: ABI mismatch in 'eigen_max_align_bytes'"));
   }
+  SECTION("built for the previous minor version of LieMBS") {
+    const Result r = liembs("plugins --plugin-path " + broken("old-abi"));
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Contains("liembs-old-abi.so: ABI mismatch in 'liembs': plugin built for LieMBS") &&
+                          Contains("docs/plugins.md") && Contains("rebuild the plugin against this LieMBS"));
+  }
   SECTION("not a shared library") {
     const Result r = liembs("plugins --plugin-path " + broken("not-a-library"));
     CHECK(r.status == 3);
@@ -219,6 +225,88 @@ TEST_CASE("plugin errors exit 3 with the file and the reason", "[cli][errors]") 
     CHECK(std::system(command.c_str()) == 0);
     CHECK_THAT(read_file(dir / "out"), Contains("throwing") && Contains("LIEMBS_PLUGIN_PATH"));
   }
+}
+
+// An algorithm plugin with the REQUIRED operations only (tests/test-plugins/minimal_algorithm.cpp)
+// runs with the implicit integrators by their fallbacks, which summary.json and the console
+// state with the reason; its motion is the built-in newton-euler's, whose declared DAE form
+// gives the analytic Newton matrix.
+TEST_CASE("a plugin without optional capabilities runs with its fallbacks stated", "[cli][contract]") {
+  const fs::path config = write_config("tumbling-body.toml", R"(title = "tumbling body"
+[model]
+gravity = [0.0, 0.0, -9.81]
+[[model.bodies]]
+name = "body"
+mass = 1.5
+center_of_mass = [0.04, -0.03, 0.02]
+inertia = [[0.030, 0.002, -0.001], [0.002, 0.022, 0.0015], [-0.001, 0.0015, 0.012]]
+rotation_vector = [0.4, 0.1, -0.3]
+angular_velocity = [1.0, 3.0, -2.0]
+linear_velocity = [0.3, -0.1, 0.2]
+[algorithm]
+name = "minimal-free-body"
+[group]
+name = "SE3"
+[integrator]
+name = "bdf"
+[simulation]
+end_time = 0.2
+step_size = 0.005
+)");
+  const std::string plugin = " --plugin-path " + broken("minimal-algorithm");
+  const fs::path minimal = scratch("minimal"), builtin = scratch("builtin"), chart = scratch("chart");
+  for (const char* integrator : {"bdf", "generalized-alpha", "ida"}) {
+    INFO(integrator);
+    const Result r = liembs("run '" + config.string() + "'" + plugin + " --output '" + minimal.string() +
+                            "' --set integrator.name=" + integrator);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Contains("newton matrix: finite-differences (algorithm 'minimal-free-body' declares no analytic"));
+    CHECK_THAT(r.out, Contains("unconstrained form: ode ("));  // bdf's default form is dae: then the reason is the plugin
+    if (std::string(integrator) == "bdf")
+      CHECK_THAT(r.out, Contains("unconstrained form: ode (algorithm 'minimal-free-body' declares no dae_form"));
+    const auto summary = nlohmann::json::parse(read_file(minimal / "summary.json"));
+    CHECK(summary["method_choices"]["newton_matrix"]["choice"] == "finite-differences");
+    CHECK(summary["method_choices"]["unconstrained_form"]["choice"] == "ode");
+    CHECK_THAT(summary["method_choices"]["newton_matrix"]["reason"].get<std::string>(),
+               Contains("algorithm 'minimal-free-body' declares no analytic"));
+    CHECK(!summary["method_choices"].contains("group_derivatives"));  // no analytic K: the group's are not used
+
+    // The built-in newton-euler declares its DAE form: analytic, and the same motion.
+    const Result b = liembs("run '" + config.string() + "' --output '" + builtin.string() +
+                            "' --set algorithm.name=newton-euler --set integrator.name=" + integrator);
+    INFO(b.err);
+    REQUIRE(b.status == 0);
+    const auto analytic = nlohmann::json::parse(read_file(builtin / "summary.json"));
+    CHECK(analytic["method_choices"]["newton_matrix"]["choice"] == "analytic");
+    CHECK(analytic["method_choices"]["unconstrained_form"]["choice"] == "dae");
+    CHECK_THAT(b.out, Contains("newton matrix: analytic"));
+    const auto x = numeric_rows(read_file(minimal / "trajectory.csv")), y = numeric_rows(read_file(builtin / "trajectory.csv"));
+    REQUIRE(x.size() == y.size());
+    double largest = 0.0;
+    for (std::size_t c = 0; c < x.back().size(); ++c) largest = std::max(largest, std::abs(x.back()[c] - y.back()[c]));
+    CHECK(largest < 1e-6);
+  }
+  // A group without closed-form velocity-map derivatives (euler-parameters): the analytic
+  // Newton matrix of newton-euler (K too: generalized-alpha) uses the group's default
+  // differences, and says so; its internal constraint rows make the run constrained, and
+  // generalized-alpha records their multipliers (rkmk, below, declares none and says so).
+  const Result r = liembs("run '" + config.string() + "' --output '" + chart.string() +
+                          "' --set algorithm.name=newton-euler --set group.name=euler-parameters --set integrator.name=generalized-alpha");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("group derivatives: central-differences (group 'euler-parameters' declares no closed-form "
+                             "velocity_map_derivatives"));
+  const auto summary = nlohmann::json::parse(read_file(chart / "summary.json"));
+  CHECK(summary["method_choices"]["group_derivatives"]["choice"] == "central-differences");
+  CHECK(!summary["method_choices"].contains("multipliers"));
+  const auto explicit_folder = chart.parent_path() / (chart.filename().string() + "-rkmk");
+  const Result e = liembs("run '" + config.string() + "' --output '" + explicit_folder.string() +
+                          "' --set algorithm.name=newton-euler --set group.name=euler-parameters --set integrator.name=rkmk");
+  INFO(e.err);
+  REQUIRE(e.status == 0);
+  const auto explicit_summary = nlohmann::json::parse(read_file(explicit_folder / "summary.json"));
+  CHECK(explicit_summary["method_choices"]["multipliers"]["choice"] == "not-recorded");
 }
 
 TEST_CASE("a run whose state stops being finite exits 5 and leaves no output file", "[cli][errors]") {

@@ -65,6 +65,17 @@ TEST_CASE("a plugin built with another Eigen alignment is refused before registr
   CHECK(registry.components().empty());
 }
 
+TEST_CASE("a plugin built for the previous minor version (the old plugin contract) is refused", "[registry]") {
+  Registry registry;
+  registry.append_search_path({{broken("old-abi"), "test", true}});
+  const std::string previous = std::to_string(LIEMBS_VERSION_MAJOR) + "." + std::to_string(LIEMBS_VERSION_MINOR - 1);
+  CHECK_THROWS_WITH(registry.load(), Contains("liembs-old-abi.so") && Contains("ABI mismatch in 'liembs'") &&
+                                         Contains("plugin built for LieMBS " + previous) &&
+                                         Contains("this liembs is " LIEMBS_VERSION_ABI) &&
+                                         Contains("docs/plugins.md") && Contains("rebuild the plugin"));
+  CHECK(registry.components().empty());
+}
+
 TEST_CASE("a plugin built for another instruction set (LIEMBS_ARCH, -march) is refused", "[registry]") {
   Registry registry;
   registry.append_search_path({{broken("isa-mismatch"), "test", true}});

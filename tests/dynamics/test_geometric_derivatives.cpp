@@ -122,7 +122,7 @@ void check_geometric_derivatives(const Model& model, unsigned seed) {
     const auto& representation = plugins().loaded[r].second;
     INFO("representation " << name);
     auto tree = std::make_shared<const KinematicTree>(compile_tree(model));
-    auto derivatives = bind_geometric_derivatives(*representation, tree);
+    auto derivatives = representation->bind_geometric_derivatives(tree);
     REQUIRE(derivatives->representation() == name);
     const int nv = tree->velocity_dimension(), n = tree->dof();
     const TreeState state = random_state(*tree, 300 + seed);
@@ -218,7 +218,7 @@ TEST_CASE("the geometric derivatives refuse states and vectors of the wrong size
   REQUIRE_BUILD_TREE_REPRESENTATIONS();
   const Model model = random_tree_model(1, liembs::testing::tree_options(3, false, true));
   auto tree = std::make_shared<const KinematicTree>(compile_tree(model));
-  auto derivatives = bind_geometric_derivatives(*plugins().loaded.front().second, tree);
+  auto derivatives = plugins().loaded.front().second->bind_geometric_derivatives(tree);
   const int nv = tree->velocity_dimension();
   const TreeState state = random_state(*tree, 1);
   GeometricDerivatives out;
@@ -229,18 +229,18 @@ TEST_CASE("the geometric derivatives refuse states and vectors of the wrong size
   CHECK_THROWS_WITH(derivatives->inverse_dynamics_geometric_derivatives(short_state, Eigen::VectorXd::Zero(nv), out),
                     Catch::Contains("tree state has 1 coordinates"));
 
-  // A representation plugin without the capability (e.g. built before it) is refused by name of the interface.
+  // A representation plugin with only the REQUIRED operations declares no capability, and
+  // the OPTIONAL one, if called anyway, is refused by the name of the capability.
   class BareRepresentation final : public Representation {
    public:
     std::unique_ptr<TreeDynamics> bind_tree(std::shared_ptr<const KinematicTree>) const override { return nullptr; }
-    std::unique_ptr<TreeDerivatives> bind_derivatives(std::shared_ptr<const KinematicTree>) const override { return nullptr; }
-    std::unique_ptr<HigherOrderDynamics> bind_higher_order(std::shared_ptr<const KinematicTree>, int) const override {
-      return nullptr;
-    }
     Vec6 twist_from_body(const Pose&, const Vec6& twist) const override { return twist; }
   };
-  CHECK_THROWS_AS(bind_geometric_derivatives(BareRepresentation{}, tree), ModelError);
-  CHECK_THROWS_WITH(bind_geometric_derivatives(BareRepresentation{}, tree),
-                    Catch::Contains("does not provide the geometric derivatives") &&
-                        Catch::Contains("GeometricDerivativesBinding"));
+  const BareRepresentation bare;
+  CHECK_FALSE(bare.capabilities().geometric_derivatives);
+  CHECK_FALSE(bare.capabilities().derivatives);
+  CHECK_FALSE(bare.capabilities().higher_order);
+  CHECK_THROWS_AS(bare.bind_geometric_derivatives(tree), ModelError);
+  CHECK_THROWS_WITH(bare.bind_geometric_derivatives(tree), Catch::Contains("does not provide the derivatives by the joints' geometry") &&
+                                                               Catch::Contains("RepresentationCapabilities::geometric_derivatives"));
 }

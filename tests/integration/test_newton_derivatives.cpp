@@ -81,7 +81,7 @@ CentralStates central_states(const StateSpace& space, const State& state, Eigen:
 }
 
 // The ODE form V' = F(q, V) of a formulation without constraint rows (MotionEquations with
-// analytic_odes: the tree's VelocityRateDerivatives, from dFD on a fixed base or SE3 and from
+// analytic_odes: the tree's declared velocity_rate_derivatives, from dFD on a fixed base or SE3 and from
 // the DAE form's C and K otherwise): C = -dF/dV and K = -dF/d delta against central differences
 // of the velocity rates.
 void check_ode_derivatives(ForwardDynamics& dynamics, const StateSpace& space, const State& state, const std::string& what) {
@@ -116,7 +116,8 @@ void check_ode_derivatives(ForwardDynamics& dynamics, const StateSpace& space, c
 // choice (analytic by default, forward differences on request). Returns the largest |K|.
 double check_system_derivatives(ForwardDynamics& dynamics, const Group& group, std::uint32_t seed,
                                 const std::string& what, double position_scale = 0.2) {
-  auto* system = dynamic_cast<ConstrainedSystem*>(&dynamics);
+  // The DAE view: the constraint rows, or the declared DAE form of an unconstrained formulation.
+  ConstrainedSystem* system = dynamics.constraints() ? dynamics.constraints() : dynamics.capabilities().dae_form;
   REQUIRE(system);
   REQUIRE(system->analytic_derivatives() == (dae::damping | dae::stiffness | dae::velocity_constraint));
   const StateSpace space(group, dynamics.free_bodies(), dynamics.joint_coordinates());
@@ -166,7 +167,7 @@ double check_system_derivatives(ForwardDynamics& dynamics, const Group& group, s
 
   // NewtonDerivatives: analytic by default, forward differences on request (within their
   // truncation error, about sqrt(eps)). Without constraint rows the integrators solve the
-  // system in this DAE form (dae_system) unless they are asked for differences, which keep
+  // system in this DAE form (DynamicsCapabilities::dae_form) unless they are asked for differences, which keep
   // the ODE form (M = 1, Q = the rates: other matrices, not compared here).
   DaeTerms terms;
   system->evaluate(state, terms, dae::all);
@@ -184,7 +185,7 @@ double check_system_derivatives(ForwardDynamics& dynamics, const Group& group, s
   CHECK(relative_difference(differenced.damping, damping) < 1e-5);
   CHECK(relative_difference(differenced.stiffness, stiffness) < 1e-5);
   CHECK(relative_difference(differenced.velocity_constraint, velocity) < 1e-5);
-  if (m == 0 && ode_rate_derivatives(dynamics)) check_ode_derivatives(dynamics, space, state, what);
+  if (m == 0 && dynamics.capabilities().velocity_rate_derivatives) check_ode_derivatives(dynamics, space, state, what);
   return stiffness.cwiseAbs().maxCoeff();
 }
 
@@ -611,6 +612,6 @@ TEST_CASE("a representation without derivatives: the implicit integrators differ
       }
       CHECK_THAT(error, Contains(std::string(integrator) + ": integrator.newton_derivatives = \"analytic\", but "
                                  "representation 'skewed' gives no analytic derivatives") &&
-                            Contains("binds tree dynamics only") && Contains("finite-differences"));
+                            Contains("declares no RepresentationCapabilities::derivatives") && Contains("finite-differences"));
     }
 }

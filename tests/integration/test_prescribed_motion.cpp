@@ -68,7 +68,7 @@ Trajectory read_trajectory(const std::filesystem::path& file) {
 }
 
 PrescribedMotion& prescribed_of(Run& run) {
-  auto* prescribed = dynamic_cast<PrescribedMotion*>(run.dynamics.get());
+  PrescribedMotion* prescribed = run.dynamics->capabilities().prescribed_motion;
   REQUIRE(prescribed != nullptr);
   return *prescribed;
 }
@@ -430,7 +430,7 @@ TEST_CASE("nothing prescribed is the ordinary run, a joint held constant is a fi
   for (const std::string algorithm : {"aba", "crba-cholesky"}) {
     TextRun a = load_text(ordinary, {"algorithm.name=" + algorithm});
     TextRun b = load_text(empty_table, {"algorithm.name=" + algorithm});
-    CHECK(dynamic_cast<PrescribedMotion*>(b.run.dynamics.get()) != nullptr);  // binds, prescribes nothing
+    CHECK(b.run.dynamics->capabilities().prescribed_motion != nullptr);  // binds, prescribes nothing
     const RunSummary x = execute_run(a.run, RunOutput{}), y = execute_run(b.run, RunOutput{});
     CHECK(x.final_state.coordinates == y.final_state.coordinates);
     CHECK(x.final_state.velocities == y.final_state.velocities);

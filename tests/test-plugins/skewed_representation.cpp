@@ -1,7 +1,8 @@
 // A representation that disagrees with the others, for the algorithm-study tests: the
 // body-fixed recursions bound to a copy of the tree whose last node's inertia is 1 % too
 // large, so every algorithm it computes differs from the true representations by about
-// 1e-3 relative. It binds tree dynamics only (no derivatives, no higher orders).
+// 1e-3 relative. It binds tree dynamics only: it declares no OPTIONAL operation
+// (RepresentationCapabilities), so it has no derivatives and no higher orders.
 #include <liembs/dynamics/recursive_algorithms.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
@@ -15,13 +16,6 @@ class SkewedRepresentation final : public liembs::Representation {
     auto skewed = std::make_shared<liembs::KinematicTree>(*tree);
     if (!skewed->inertia.empty()) skewed->inertia.back() *= 1.01;
     return std::make_unique<liembs::RecursiveDynamics<liembs::representations::BodyFixed>>(std::move(skewed));
-  }
-  std::unique_ptr<liembs::TreeDerivatives> bind_derivatives(std::shared_ptr<const liembs::KinematicTree>) const override {
-    throw liembs::ModelError("representation 'skewed' binds tree dynamics only");
-  }
-  std::unique_ptr<liembs::HigherOrderDynamics> bind_higher_order(std::shared_ptr<const liembs::KinematicTree>,
-                                                                 int) const override {
-    throw liembs::ModelError("representation 'skewed' binds tree dynamics only");
   }
   liembs::Vec6 twist_from_body(const liembs::Pose&, const liembs::Vec6& body_twist) const override { return body_twist; }
 };

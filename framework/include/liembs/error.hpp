@@ -11,6 +11,9 @@ class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
   ~Error() override;
+  // What kind of failure this is, for reports (a study's failed rows): "configuration",
+  // "plugin", "model", "simulation", or "other".
+  virtual const char* kind() const;
 };
 
 // Malformed or inconsistent input file (TOML syntax, unknown key, wrong type, range).
@@ -18,6 +21,7 @@ class ConfigError : public Error {
  public:
   using Error::Error;
   ~ConfigError() override;
+  const char* kind() const override { return "configuration"; }
 };
 
 // A plugin could not be found, loaded, checked or created.
@@ -25,6 +29,7 @@ class PluginError : public Error {
  public:
   using Error::Error;
   ~PluginError() override;
+  const char* kind() const override { return "plugin"; }
 };
 
 // A model that is not physically or topologically valid.
@@ -32,6 +37,7 @@ class ModelError : public Error {
  public:
   using Error::Error;
   ~ModelError() override;
+  const char* kind() const override { return "model"; }
 };
 
 // A run that failed while integrating (non-finite state, failed Newton or IDA step, ...).
@@ -39,6 +45,7 @@ class SimulationError : public Error {
  public:
   using Error::Error;
   ~SimulationError() override;
+  const char* kind() const override { return "simulation"; }
 };
 
 }  // namespace liembs

@@ -274,7 +274,7 @@ BatchEvaluation::BatchEvaluation(const Run& run, unsigned threads)
             const DynamicsContext context{run.model, *run.group, run.group_name, run.representation.get(),
                                           run.representation_name};
             try {
-              return run.algorithm->bind_evaluator(context);
+              return bind_batch_evaluator(*run.algorithm, context);
             } catch (const ModelError& error) {
               throw ModelError(run.config_file.string() + ": algorithm '" + run.algorithm_name + "'" +
                                (run.representation ? ", representation '" + run.representation_name + "'" : std::string()) +

@@ -111,10 +111,10 @@ bool Range::contains(double x) const {
 std::string Range::describe() const {
   const bool has_min = std::isfinite(min), has_max = std::isfinite(max);
   if (!has_min && !has_max) return "a finite number";
-  if (has_min && !has_max) return std::string(min_exclusive ? "> " : ">= ") + format_number(min, 17);
-  if (!has_min) return std::string(max_exclusive ? "< " : "<= ") + format_number(max, 17);
-  return std::string("in ") + (min_exclusive ? "(" : "[") + format_number(min, 17) + ", " +
-         format_number(max, 17) + (max_exclusive ? ")" : "]");
+  if (has_min && !has_max) return std::string(min_exclusive ? "> " : ">= ") + shortest_number(min);
+  if (!has_min) return std::string(max_exclusive ? "< " : "<= ") + shortest_number(max);
+  return std::string("in ") + (min_exclusive ? "(" : "[") + shortest_number(min) + ", " +
+         shortest_number(max) + (max_exclusive ? ")" : "]");
 }
 
 // ---------------------------------------------------------------------------------------

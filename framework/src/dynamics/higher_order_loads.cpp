@@ -11,11 +11,11 @@ namespace liembs {
 HigherOrderDynamicsWithLoads::~HigherOrderDynamicsWithLoads() = default;
 
 HigherOrderDynamicsWithLoads& with_load_rates(HigherOrderDynamics& dynamics) {
-  auto* with_loads = dynamic_cast<HigherOrderDynamicsWithLoads*>(&dynamics);
+  HigherOrderDynamicsWithLoads* with_loads = dynamics.capabilities().with_loads;
   if (!with_loads)
     throw ModelError("the higher-order dynamics of the '" + std::string(dynamics.representation()) +
-                     "' representation do not take time-varying applied wrenches (its plugin does not implement "
-                     "liembs::HigherOrderDynamicsWithLoads; the built-in representations do)");
+                     "' representation do not take time-varying applied wrenches (its plugin declares no "
+                     "HigherOrderCapabilities::with_loads; the built-in representations do)");
   return *with_loads;
 }
 

@@ -6,7 +6,6 @@
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/model/topology.hpp>
-#include <liembs/plugin/representation.hpp>
 
 #include <cmath>
 
@@ -15,16 +14,6 @@ namespace liembs {
 TreeDynamics::~TreeDynamics() = default;
 TreeDerivatives::~TreeDerivatives() = default;
 TreeGeometricDerivatives::~TreeGeometricDerivatives() = default;
-GeometricDerivativesBinding::~GeometricDerivativesBinding() = default;
-
-std::unique_ptr<TreeGeometricDerivatives> bind_geometric_derivatives(const Representation& representation,
-                                                                     std::shared_ptr<const KinematicTree> tree) {
-  const auto* binding = dynamic_cast<const GeometricDerivativesBinding*>(&representation);
-  if (!binding)
-    throw ModelError("the twist representation does not provide the geometric derivatives (its plugin does not "
-                     "implement liembs::GeometricDerivativesBinding; the built-in representations do)");
-  return binding->bind_geometric_derivatives(std::move(tree));
-}
 HigherOrderDynamics::~HigherOrderDynamics() = default;
 
 namespace {

@@ -19,7 +19,7 @@ RunSampler::RunSampler(Run& run, const StateSpace& space)
       space_(space),
       dynamics_(*run.dynamics),
       constraints_(dynamics_.constraints()),
-      prescribed_(model_.has_prescribed_motion() ? dynamic_cast<PrescribedMotion*>(&dynamics_) : nullptr) {
+      prescribed_(model_.has_prescribed_motion() ? dynamics_.capabilities().prescribed_motion : nullptr) {
   RunShape shape;
   for (const auto& body : model_.bodies) shape.bodies.push_back(body.name);
   // A tree formulation integrates the compiled tree's coordinates (State::coordinates, in node
@@ -33,17 +33,17 @@ RunSampler::RunSampler(Run& run, const StateSpace& space)
       shape.coordinates = tree.dof_names;
       base_body_ = tree.base_body;
       shape.base_body = model_.bodies[tree.base_body].name;
-      shape.accelerations = run.integrator->accelerations() != nullptr;
+      shape.accelerations = run.integrator->capabilities().accelerations;
     }
   }
   // Absolute coordinates: every model body is a free body of the state (in model order).
   shape.body_accelerations = !shape.tree && space.joint_coordinates() == 0 &&
                              space.free_bodies() == model_.bodies.size() && !model_.bodies.empty() &&
-                             run.integrator->accelerations() != nullptr;
+                             run.integrator->capabilities().accelerations;
   shape.normalization = space.body_coordinates().internal_constraints > 0 && space.free_bodies() > 0;
   if (constraints_) {
     for (const auto& block : constraints_->blocks()) shape.constraints.push_back(block.name);
-    if (run.integrator->multipliers()) {  // one column per constraint row
+    if (run.integrator->capabilities().multipliers) {  // one column per constraint row
       for (const auto& block : constraints_->blocks())
         for (Eigen::Index k = 0; k < block.rows; ++k)
           shape.multipliers.push_back(block.rows > 1 ? block.name + "." + std::to_string(k) : block.name);

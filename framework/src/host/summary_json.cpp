@@ -84,7 +84,10 @@ std::string summary_json(const Run& run, const RunSummary& summary) {
   auto statistics = nlohmann::ordered_json::object();
   for (const auto& [name, value] : summary.integrator_statistics) statistics[name] = value;
   set("integrator_statistics", std::move(statistics));
-  set("method_choices", nlohmann::ordered_json::object());  // filled from RunSummary::method_choices (contract)
+  auto choices = nlohmann::ordered_json::object();
+  for (const auto& choice : summary.method_choices)
+    choices[choice.topic] = {{"choice", choice.choice}, {"reason", choice.reason}};
+  set("method_choices", std::move(choices));
   set("provenance", provenance_json(run.plugins));
   return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

@@ -20,29 +20,7 @@
 
 namespace liembs {
 
-Component::~Component() = default;
 Registrar::~Registrar() = default;
-ForwardDynamics::~ForwardDynamics() = default;
-BatchEvaluator::~BatchEvaluator() = default;
-
-std::unique_ptr<BatchEvaluator> Algorithm::bind_evaluator(const DynamicsContext&) const {
-  throw ModelError("this algorithm has no batch evaluation (it only provides forward dynamics for runs)");
-}
-
-std::string_view to_string(Kind kind) {
-  switch (kind) {
-    case Kind::representation: return "representation";
-    case Kind::group: return "group";
-    case Kind::algorithm: return "algorithm";
-    case Kind::integrator: return "integrator";
-  }
-  return "unknown";
-}
-
-const std::vector<Kind>& all_kinds() {
-  static const std::vector<Kind> kinds{Kind::representation, Kind::group, Kind::algorithm, Kind::integrator};
-  return kinds;
-}
 
 namespace fs = std::filesystem;
 
@@ -161,7 +139,11 @@ std::string Registry::compare_fingerprints(std::string_view host, std::string_vi
   for (const auto& [item, value] : host_items) {
     const auto found = plugin_items.find(item);
     const std::string plugin_value = found == plugin_items.end() ? "(absent)" : found->second;
-    if (plugin_value != value)
+    if (plugin_value == value) continue;
+    if (item == "liembs")  // the plugin contract itself (docs/plugins.md, "ABI stability")
+      add("ABI mismatch in 'liembs': plugin built for LieMBS " + plugin_value + ", this liembs is " + value +
+          " (the plugin contract may change between minor versions: docs/plugins.md, \"ABI stability\")");
+    else
       add("ABI mismatch in '" + item + "': plugin built with " + plugin_value + ", this liembs with " + value);
   }
   for (const auto& [item, value] : plugin_items)
@@ -249,6 +231,10 @@ const ComponentInfo& Registry::find(Kind kind, std::string_view name) const {
 std::unique_ptr<Component> Registry::create_component(Kind kind, std::string_view name,
                                                       const ConfigTable& options) const {
   const ComponentInfo& info = find(kind, name);
+  // The declared keys are the ones a misspelt key is compared with ("did you mean");
+  // undeclared keys are then reported by the document's check for unread keys, with the
+  // declaration's list (load_run).
+  for (const auto& spec : info.options) options.contains(spec.key);
   for (const auto& entry : impl_->entries) {
     if (&entry.info != &info) continue;
     std::unique_ptr<Component> component;

@@ -1,6 +1,5 @@
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
-#include <liembs/sim/velocity_rate_derivatives.hpp>
 #include <liembs/sim/state_space.hpp>
 #include <liembs/util/format.hpp>
 
@@ -16,8 +15,6 @@
 namespace liembs {
 
 ConstrainedSystem::~ConstrainedSystem() = default;
-AnalyticDerivativesUnavailable::~AnalyticDerivativesUnavailable() = default;
-VelocityRateDerivatives::~VelocityRateDerivatives() = default;
 
 namespace {
 

@@ -136,7 +136,7 @@ Linearization linearize_run(Run& run, std::optional<double> at) {
   if (!tree->cut_joints.empty())
     throw ModelError(where + "joint '" + run.model->joints[tree->cut_joints.front()].name + "' closes a loop; " +
                      supported);
-  if (const auto* prescribed = dynamic_cast<const PrescribedMotion*>(run.dynamics.get());
+  if (const PrescribedMotion* prescribed = run.dynamics->capabilities().prescribed_motion;
       prescribed && !prescribed->prescribed_coordinates().empty())
     throw ModelError(where + "coordinate '" + prescribed->prescribed_coordinates().front() + "' has a prescribed motion; " +
                      supported);
@@ -170,11 +170,11 @@ Linearization linearize_run(Run& run, std::optional<double> at) {
   auto dynamics = run.representation->bind_tree(tree);
   std::unique_ptr<TreeDerivatives> derivatives;
   std::string reason;
-  try {
+  if (run.representation->capabilities().derivatives)
     derivatives = run.representation->bind_derivatives(tree);
-  } catch (const Error& error) {
-    reason = "representation '" + run.representation_name + "' gives no analytic derivatives (" + error.what() + ")";
-  }
+  else
+    reason = "representation '" + run.representation_name +
+             "' gives no analytic derivatives (its plugin declares no RepresentationCapabilities::derivatives)";
   Linearization out = linearize_tree(*dynamics, derivatives.get(), tree_state,
                                      Eigen::VectorXd::Zero(tree->velocity_dimension()), reason);
   out.time = state.time;

@@ -23,16 +23,50 @@ std::string derivative_names(unsigned what) {
 
 }  // namespace
 
+std::vector<OptionSpec> newton_options(long gmres_threshold, UnconstrainedForm form) {
+  const std::string form_description =
+      "a formulation without constraints solved as M V' = Q (\"dae\") or V' = F (\"ode\")";
+  return {
+      OptionSpec::optional(
+          OptionSpec::choice("newton_derivatives", {"analytic", "finite-differences"}, "",
+                             "how the Newton matrix's derivatives are formed (\"analytic\" is an error where the "
+                             "formulation has none)"),
+          "analytic where the formulation has them, else finite differences (stated in method_choices)"),
+      form == UnconstrainedForm::ode
+          ? OptionSpec::choice("unconstrained_form", {"dae", "ode"}, "ode", form_description)
+          // bdf: absent is "dae", except that from gmres_threshold coordinates the automatic
+          // linear_solver may take the ODE form (a given "dae" keeps the dense DAE form).
+          : OptionSpec::optional(OptionSpec::choice("unconstrained_form", {"dae", "ode"}, "", form_description),
+                                 "\"dae\", or \"ode\" where linear_solver's automatic choice is \"gmres\""),
+      OptionSpec::optional(OptionSpec::choice("linear_solver", {"dense", "gmres"}, "",
+                                              "Newton systems by a dense factorization or matrix-free GMRES (ODE "
+                                              "form without constraints)"),
+                           "\"gmres\" from " + std::to_string(gmres_threshold) +
+                               " velocity coordinates without constraints, else \"dense\""),
+  };
+}
+
+namespace {
+
+// The shared options' declaration, for reading (the threshold and the form do not change the
+// choices and are not read here).
+const OptionDeclaration& shared_options() {
+  static const OptionDeclaration declaration(newton_options(0, UnconstrainedForm::ode));
+  return declaration;
+}
+
+}  // namespace
+
 DerivativeMethod read_derivative_method(const ConfigTable& options) {
-  if (!options.contains("newton_derivatives")) return DerivativeMethod::automatic;
-  return options.choice("newton_derivatives", {"analytic", "finite-differences"}) == "analytic"
-             ? DerivativeMethod::analytic
-             : DerivativeMethod::finite_differences;
+  const auto method = shared_options().optional_choice(options, "newton_derivatives");
+  if (!method) return DerivativeMethod::automatic;
+  return *method == "analytic" ? DerivativeMethod::analytic : DerivativeMethod::finite_differences;
 }
 
 LinearSolver read_linear_solver(const ConfigTable& options) {
-  if (!options.contains("linear_solver")) return LinearSolver::automatic;
-  if (options.choice("linear_solver", {"dense", "gmres"}) == "dense") return LinearSolver::dense;
+  const auto solver = shared_options().optional_choice(options, "linear_solver");
+  if (!solver) return LinearSolver::automatic;
+  if (*solver == "dense") return LinearSolver::dense;
   if (read_unconstrained_form(options, UnconstrainedForm::ode) == UnconstrainedForm::dae)
     options.fail("linear_solver", "\"gmres\" solves the ODE form V' = F; it cannot be combined with "
                                   "unconstrained_form = \"dae\"");
@@ -40,8 +74,9 @@ LinearSolver read_linear_solver(const ConfigTable& options) {
 }
 
 UnconstrainedForm read_unconstrained_form(const ConfigTable& options, UnconstrainedForm fallback) {
-  if (!options.contains("unconstrained_form")) return fallback;
-  return options.choice("unconstrained_form", {"dae", "ode"}) == "ode" ? UnconstrainedForm::ode : UnconstrainedForm::dae;
+  const auto form = shared_options().optional_choice(options, "unconstrained_form");
+  if (!form) return fallback;
+  return *form == "ode" ? UnconstrainedForm::ode : UnconstrainedForm::dae;
 }
 
 unsigned NewtonDerivatives::analytic_parts(const MotionEquations& equations, unsigned what) const {
@@ -56,13 +91,85 @@ void NewtonDerivatives::require(const MotionEquations& equations, unsigned what,
   const std::string start = integrator + ": integrator.newton_derivatives = \"analytic\", but ";
   const std::string remedy = "use newton_derivatives = \"finite-differences\", or leave the key out to use analytic "
                              "derivatives where they exist";
-  if (const auto* unavailable = dynamic_cast<const AnalyticDerivativesUnavailable*>(&equations.dynamics())) {
-    const std::string why = unavailable->why_no_analytic_derivatives();
-    if (!why.empty()) throw SimulationError(start + why + "; " + remedy);
-  }
+  if (const std::string& why = equations.capabilities().no_analytic_derivatives; !why.empty())
+    throw SimulationError(start + why + "; " + remedy);
   throw SimulationError(start + "this formulation gives no analytic " + derivative_names(missing) +
                         " (analytic Newton matrices exist for absolute coordinates, algorithm 'newton-euler', and for trees "
                         "in relative coordinates without prescribed motion); " + remedy);
+}
+
+void NewtonDerivatives::choose(const StateSpace& space, const MotionEquations& equations, unsigned what,
+                               const std::string& integrator) {
+  require(equations, what, integrator);
+  choices_.clear();
+  const DynamicsCapabilities& declared = equations.capabilities();
+  const std::string why_none = declared.no_analytic_derivatives.empty() ? "" : ": " + declared.no_analytic_derivatives;
+  const bool differences_asked = method_ == DerivativeMethod::finite_differences;
+  if (!equations.has_constraint_rows()) {
+    MethodChoice form{"unconstrained_form", equations.dae() ? "dae" : "ode", ""};
+    if (differences_asked)
+      form.reason = "newton_derivatives = \"finite-differences\" keeps the ODE form V' = F";
+    else if (equations.dae() && form_ == UnconstrainedForm::dae)
+      form.reason = "unconstrained_form = \"dae\": M V' = Q with the analytic derivatives {algorithm} declares";
+    else if (equations.dae())
+      form.reason = "{algorithm} declares no velocity_rate_derivatives, so its dae_form gives the analytic Newton matrix";
+    else if (form_ == UnconstrainedForm::ode)
+      form.reason = "unconstrained_form = \"ode\"";
+    else
+      form.reason = "{algorithm} declares no dae_form with analytic derivatives" + why_none;
+    choices_.push_back(std::move(form));
+  }
+  const unsigned analytic = analytic_parts(equations, what), differenced = what & ~analytic;
+  MethodChoice matrix{"newton_matrix", "", ""};
+  if (differenced == 0) {
+    matrix.choice = "analytic";
+    matrix.reason = method_ == DerivativeMethod::analytic ? "newton_derivatives = \"analytic\""
+                    : equations.dae() ? "the analytic derivatives of M V' + J^T lambda = Q that {algorithm} declares"
+                                      : "the velocity_rate_derivatives (dF/dV, dF/d delta) {algorithm} declares";
+  } else {
+    matrix.choice = analytic == 0 ? "finite-differences"
+                                  : "analytic " + derivative_names(analytic) + ", finite-differences " +
+                                        derivative_names(differenced);
+    matrix.reason = differences_asked ? "newton_derivatives = \"finite-differences\""
+                                      : "{algorithm} declares no analytic " + derivative_names(differenced) + why_none;
+  }
+  choices_.push_back(std::move(matrix));
+  // An analytic K or P of free bodies uses the group's derivatives of its velocity maps
+  // (velocity_map_derivatives, internal_constraint_derivatives): closed form or the default differences.
+  if ((analytic & (dae::stiffness | dae::velocity_constraint)) && space.free_bodies() > 0) {
+    const GroupCapabilities group = space.group().capabilities();
+    const bool internal = space.body_coordinates().internal_constraints > 0;
+    std::string missing;
+    if (!group.velocity_map_derivatives) missing = "velocity_map_derivatives";
+    if (internal && !group.internal_constraint_derivatives)
+      missing += (missing.empty() ? "" : " and ") + std::string("internal_constraint_derivatives");
+    choices_.push_back(missing.empty()
+                           ? MethodChoice{"group_derivatives", "closed-form", "{group} declares them"}
+                           : MethodChoice{"group_derivatives", "central-differences",
+                                          "{group} declares no closed-form " + missing + " (about 1e-10 relative)"});
+  }
+}
+
+void NewtonDerivatives::state_matrix_free(bool asked, long threshold) {
+  forget_choice("group_derivatives");
+  state_choice({"unconstrained_form", "ode", "the matrix-free Newton steps solve V' = F"});
+  state_choice({"newton_matrix", "matrix-free",
+                (asked ? std::string("integrator.linear_solver = \"gmres\"")
+                       : "linear_solver = \"auto\" and at least " + std::to_string(threshold) + " velocity coordinates") +
+                    ": GMRES on directional differences of F, no matrix formed"});
+}
+
+void NewtonDerivatives::state_choice(MethodChoice choice) {
+  for (auto& existing : choices_)
+    if (existing.topic == choice.topic) {
+      existing = std::move(choice);
+      return;
+    }
+  choices_.push_back(std::move(choice));
+}
+
+void NewtonDerivatives::forget_choice(const std::string& topic) {
+  std::erase_if(choices_, [&](const MethodChoice& choice) { return choice.topic == topic; });
 }
 
 void NewtonDerivatives::evaluate(const StateSpace& space, MotionEquations& equations, const State& state,

@@ -8,8 +8,6 @@
 
 namespace liembs {
 
-PrescribedMotion::~PrescribedMotion() = default;
-
 PrescribedCoordinates::PrescribedCoordinates(const Model& model, const KinematicTree& tree)
     : is_prescribed_(static_cast<std::size_t>(tree.dof()), false) {
   std::size_t previous_joint = static_cast<std::size_t>(-1), k = 0;  // k: the node's index within its joint

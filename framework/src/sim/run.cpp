@@ -11,6 +11,7 @@
 #include <liembs/sim/run.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/util/format.hpp>
+#include <liembs/util/nearest_name.hpp>
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <sstream>
 #include <unistd.h>
 
 namespace liembs {
@@ -72,6 +74,33 @@ std::string initial_projection_moves(const Model& model, ForwardDynamics& dynami
   return out;
 }
 
+// The document's "unknown key '<kind>.<key>'" lines, each completed with what the component
+// of that section declares (plugin/options.hpp): "integrator 'bdf' has no option 'x'; its
+// options: ... (liembs plugins --options bdf)".
+std::string explain_undeclared_options(const std::string& message, const Registry& registry,
+                                       const std::vector<std::pair<Kind, std::string>>& components) {
+  std::istringstream lines(message);
+  std::string out;
+  for (std::string line; std::getline(lines, line);) {
+    for (const auto& [kind, name] : components) {
+      const std::string marker = "unknown key '" + std::string(to_string(kind)) + ".";
+      const auto at = line.find(marker);
+      if (name.empty() || at == std::string::npos) continue;
+      const ComponentInfo& info = registry.find(kind, name);
+      if (!info.options_declared) continue;
+      const auto key_end = line.find('\'', at + marker.size());
+      const std::string key = line.substr(at + marker.size(), key_end - at - marker.size());
+      std::vector<std::string> keys;
+      for (const auto& spec : info.options) keys.push_back(spec.key);
+      line += "; " + std::string(to_string(kind)) + " '" + name + "' has no option '" + key + "'" +
+              (keys.empty() ? ", it has no options" : "; its options: " + join_names(keys)) + " (liembs plugins --options " +
+              name + ")";
+    }
+    out += (out.empty() ? "" : "\n") + line;
+  }
+  return out;
+}
+
 // Creates the component named by `section.name`; an unknown name is reported at the
 // position of the `name` key.
 template <class Interface>
@@ -87,6 +116,13 @@ std::unique_ptr<Interface> create_from_section(const Registry& registry, const C
 }
 
 }  // namespace
+
+std::unique_ptr<BatchEvaluator> bind_batch_evaluator(const Algorithm& algorithm, const DynamicsContext& context) {
+  if (!algorithm.capabilities().batch_evaluation)
+    throw ModelError("it has no batch evaluation for 'liembs eval' (it declares no batch_evaluation capability: it "
+                     "only provides forward dynamics for runs)");
+  return algorithm.bind_evaluator(context);
+}
 
 Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry, RunPurpose purpose) {
   ConfigTable root = document->root();
@@ -148,7 +184,7 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   }
   if (auto section = root.optional_table("representation")) {
     run.representation = create_from_section<Representation>(registry, *section, run.representation_name);
-  } else if (!run.model->joints.empty() && run.algorithm->uses_representation()) {
+  } else if (!run.model->joints.empty() && run.algorithm->capabilities().uses_representation) {
     run.representation_name = "body-fixed";  // the default for trees
     run.representation = registry.create<Representation>(run.representation_name, no_options->root());
   }
@@ -160,7 +196,15 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
     run.write_trajectory = output->boolean_or("trajectory", true);
   }
 
-  document->reject_unused_keys();
+  try {
+    document->reject_unused_keys();
+  } catch (const ConfigError& error) {
+    throw ConfigError(explain_undeclared_options(error.what(), registry,
+                                                 {{Kind::group, run.group_name},
+                                                  {Kind::algorithm, run.algorithm_name},
+                                                  {Kind::representation, run.representation_name},
+                                                  {Kind::integrator, run.integrator_name}}));
+  }
   // Which plugin file gave each component (summary.json "provenance").
   const auto record_plugin = [&](Kind kind, const std::string& name) {
     const ComponentInfo& info = registry.find(kind, name);
@@ -177,10 +221,12 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
   const std::string where = run.config_file.string() + ": ";
   try {
     if (simulate) run.dynamics = run.algorithm->bind_forward_dynamics(context);
-    else run.evaluator = run.algorithm->bind_evaluator(context);
-    if (simulate && run.model->has_prescribed_motion() && !dynamic_cast<PrescribedMotion*>(run.dynamics.get()))
-      throw ModelError("it does not support prescribed joint motion ([model.prescribed]); use 'aba' or "
-                       "'crba-cholesky' on a tree (or driving constraints in absolute coordinates)");
+    else run.evaluator = bind_batch_evaluator(*run.algorithm, context);
+    // DynamicsCapabilities::prescribed_motion absent: the stated fallback is to refuse the model.
+    if (simulate && run.model->has_prescribed_motion() && !run.dynamics->capabilities().prescribed_motion)
+      throw ModelError("it does not support prescribed joint motion ([model.prescribed]: it declares no "
+                       "prescribed_motion capability); use 'aba' or 'crba-cholesky' on a tree (or driving "
+                       "constraints in absolute coordinates)");
   } catch (const ModelError& error) {
     throw ModelError(where + "algorithm '" + run.algorithm_name + "'" +
                      (run.representation ? ", representation '" + run.representation_name + "'" : std::string()) +
@@ -325,6 +371,7 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.simulated_seconds = state.time;
   summary.final_state = state;
+  summary.method_choices = run_method_choices(run, constraints != nullptr);
   if (sampler.prescribed()) sampler.prescribed()->prescribe(summary.final_state);  // integrated alongside, never used: exact
   summary.normalization = sampler.layout().shape.normalization;
   summary.charts = space.chart_dimension() > 0;
@@ -333,6 +380,24 @@ RunSummary execute_run(Run& run, const RunOutput& output) {
   summary.integrator_statistics = run.integrator->statistics();
   for (RunRecorder* recorder : recorders) recorder->end(summary);
   return summary;
+}
+
+std::vector<MethodChoice> run_method_choices(const Run& run, bool constrained) {
+  std::vector<MethodChoice> choices = run.integrator->method_choices();
+  const auto replace_all = [](std::string& text, const std::string& from, const std::string& to) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  const std::string algorithm = "algorithm '" + run.algorithm_name + "'" +
+                                (run.representation ? " (representation '" + run.representation_name + "')" : "");
+  for (auto& choice : choices) {
+    replace_all(choice.reason, "{algorithm}", algorithm);
+    replace_all(choice.reason, "{group}", "group '" + run.group_name + "'");
+  }
+  if (constrained && !run.integrator->capabilities().multipliers)
+    choices.push_back({"multipliers", "not-recorded",
+                       "integrator '" + run.integrator_name + "' declares no multipliers (no multiplier.* columns)"});
+  return choices;
 }
 
 nlohmann::ordered_json run_choices(const Run& run) {

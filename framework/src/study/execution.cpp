@@ -59,14 +59,6 @@ std::string text_of(double x) {
   return buffer;
 }
 
-const char* failure_kind_of(const std::exception& error) {
-  if (dynamic_cast<const ConfigError*>(&error)) return "configuration";
-  if (dynamic_cast<const PluginError*>(&error)) return "plugin";
-  if (dynamic_cast<const ModelError*>(&error)) return "model";
-  if (dynamic_cast<const SimulationError*>(&error)) return "simulation";
-  return "other";
-}
-
 double sample_interval_of(const Definition& definition, const Run& run) {
   return definition.measure.sample_interval > 0 ? definition.measure.sample_interval : run.settings.end_time / 100.0;
 }
@@ -181,7 +173,7 @@ Prepared prepare(const Definition& definition, const Case& item, const PluginSea
   } catch (const Error& error) {
     CaseRecord failure;
     failure.id = item.id;
-    failure.failure_kind = failure_kind_of(error);
+    failure.failure_kind = error.kind();
     failure.error = error.what();
     prepared.failure = std::move(failure);
   }
@@ -419,7 +411,7 @@ CaseRecord run_case(const Definition& definition, const Case& item, const Plugin
     throw;
   } catch (const Error& error) {
     record.ok = false;
-    record.failure_kind = failure_kind_of(error);
+    record.failure_kind = error.kind();
     record.error = error.what();
     record.times.clear();
     record.motion.clear();

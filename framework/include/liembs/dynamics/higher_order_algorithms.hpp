@@ -165,6 +165,7 @@ class RecursiveHigherOrder final : public HigherOrderDynamics, public HigherOrde
 
   std::string_view representation() const override { return Policy::name; }
   const KinematicTree& tree() const override { return model_.tree(); }
+  HigherOrderCapabilities capabilities() override { return {.with_loads = this}; }
 
   void inverse_dynamics(const TreeState& state, const Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) override {
     inverse_dynamics(state, rates, no_load_rates_, forces);

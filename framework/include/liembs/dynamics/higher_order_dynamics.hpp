@@ -29,6 +29,15 @@ struct HybridSplit {
   std::vector<bool> joint_motion;   // per degree of freedom: true = q'' and up given
 };
 
+class HigherOrderDynamicsWithLoads;  // higher_order_loads.hpp
+
+// The OPTIONAL operations of a HigherOrderDynamics object it provides. Default: none.
+struct HigherOrderCapabilities {
+  // The three algorithms with applied wrenches that vary in time (higher_order_loads.hpp).
+  // Without it: a run or evaluation with time-varying loads is refused with the reason.
+  HigherOrderDynamicsWithLoads* with_loads = nullptr;
+};
+
 class HigherOrderDynamics {
  public:
   virtual ~HigherOrderDynamics();
@@ -50,6 +59,10 @@ class HigherOrderDynamics {
   // The articulated inertia of the floating base of the last forward or hybrid call, in
   // body coordinates (Ad_C^T M^A Ad_C, the base's Schur complement of M for forward dynamics).
   virtual Mat6 base_articulated_inertia() const = 0;
+
+  // Which OPTIONAL operations this object provides (the host never discovers them by
+  // dynamic_cast).
+  virtual HigherOrderCapabilities capabilities() { return {}; }
 };
 
 }  // namespace liembs

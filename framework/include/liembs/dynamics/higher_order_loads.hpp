@@ -17,11 +17,10 @@ namespace liembs {
 using LoadRates = std::vector<Eigen::MatrixXd>;
 
 // The three algorithms with applied wrenches that vary in time (003 Alg. 2 and 3 take
-// W_app^(0..r), eq. 69), what the built-in HigherOrderDynamics objects implement next to
-// HigherOrderDynamics: a capability interface found by dynamic_cast (with_load_rates), so
-// HigherOrderDynamics and the plugin ABI stay as they are. `loads` as LoadRates, r + 1
-// columns each (r the order of the call); the calls without them are these with the tree's
-// constant loads.
+// W_app^(0..r), eq. 69): an OPTIONAL operation of a HigherOrderDynamics object, declared by
+// its capabilities().with_loads (the built-in representations provide it). `loads` as
+// LoadRates, r + 1 columns each (r the order of the call); the calls without them are these
+// with the tree's constant loads.
 class HigherOrderDynamicsWithLoads {
  public:
   virtual ~HigherOrderDynamicsWithLoads();
@@ -33,7 +32,8 @@ class HigherOrderDynamicsWithLoads {
                                const LoadRates& loads, Eigen::MatrixXd& rates, Eigen::MatrixXd& forces) = 0;
 };
 
-// `dynamics` with time-varying loads; throws ModelError if its plugin does not provide them.
+// `dynamics` with time-varying loads (capabilities().with_loads); throws ModelError naming
+// the representation if its plugin does not provide them.
 HigherOrderDynamicsWithLoads& with_load_rates(HigherOrderDynamics& dynamics);
 
 // The model's applied wrench derivatives (model_rates[l]: 6 x (r+1) for model.loads[l], its

@@ -14,8 +14,11 @@
 namespace liembs {
 
 template <class Policy>
-class RepresentationComponent final : public Representation, public GeometricDerivativesBinding {
+class RepresentationComponent final : public Representation {
  public:
+  RepresentationCapabilities capabilities() const override {
+    return {.derivatives = true, .geometric_derivatives = true, .higher_order = true};
+  }
   std::unique_ptr<TreeDynamics> bind_tree(std::shared_ptr<const KinematicTree> tree) const override {
     return std::make_unique<RecursiveDynamics<Policy>>(std::move(tree));
   }

@@ -26,8 +26,6 @@
 
 namespace liembs {
 
-class Representation;
-
 struct GeometricDerivatives {
   Eigen::VectorXd force;               // tau = ID(q, u, u')
   Eigen::MatrixXd force_by_reference;  // d tau / d xi: nv x 6 per moving joint, joints in node order
@@ -53,21 +51,5 @@ class TreeGeometricDerivatives {
   virtual void inverse_dynamics_geometric_derivatives(const TreeState& state, const Eigen::VectorXd& acceleration,
                                                       GeometricDerivatives& out) = 0;
 };
-
-// What a representation plugin implements, next to Representation, to bind the geometric
-// derivatives: a capability interface found by dynamic_cast, so the Representation interface
-// and the plugin ABI stay as they are (a plugin built before it simply lacks it). Every
-// representation built on RepresentationComponent has it.
-class GeometricDerivativesBinding {
- public:
-  virtual ~GeometricDerivativesBinding();
-  virtual std::unique_ptr<TreeGeometricDerivatives> bind_geometric_derivatives(
-      std::shared_ptr<const KinematicTree> tree) const = 0;
-};
-
-// The geometric derivatives of `representation` bound to `tree`; throws ModelError if the
-// representation does not provide them.
-std::unique_ptr<TreeGeometricDerivatives> bind_geometric_derivatives(const Representation& representation,
-                                                                     std::shared_ptr<const KinematicTree> tree);
 
 }  // namespace liembs

@@ -7,7 +7,7 @@
 namespace liembs {
 
 // The four plugin kinds (docs/architecture.md, docs/plugins.md). A kind is the section name
-// used in TOML files.
+// used in TOML files; each has one header here listing its REQUIRED and OPTIONAL operations.
 enum class Kind { representation, group, algorithm, integrator };
 
 std::string_view to_string(Kind kind);

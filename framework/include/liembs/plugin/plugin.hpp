@@ -7,6 +7,9 @@
 //         [](const liembs::ConfigTable& options) { return std::make_unique<MyIntegrator>(options); });
 //   }
 //
+// A component that declares its options (plugin/options.hpp) passes the declaration before the
+// factory: `liembs plugins --options NAME` prints it and the host refuses undeclared keys.
+//
 // The macro defines two C entry points: liembs_plugin_abi(), which the host reads and
 // checks before anything else, and liembs_plugin_register(), called only if it matches.
 #include <liembs/config/config_table.hpp>
@@ -15,6 +18,7 @@
 #include <liembs/plugin/component.hpp>
 #include <liembs/plugin/group.hpp>
 #include <liembs/plugin/integrator.hpp>
+#include <liembs/plugin/options.hpp>
 #include <liembs/plugin/representation.hpp>
 
 #include <functional>
@@ -33,6 +37,10 @@ struct ComponentInfo {
   std::string version;
   std::string summary;
   std::string library;  // file the component came from
+  // The declared options (OPTIONAL: without a declaration, `liembs plugins --options` says
+  // so and only the document's check for unread keys applies).
+  bool options_declared = false;
+  std::vector<OptionSpec> options;
 };
 
 class Registrar {
@@ -45,6 +53,15 @@ class Registrar {
                                 std::move(summary), {}},
                   [factory = std::move(factory)](const ConfigTable& options)
                       -> std::unique_ptr<Component> { return factory(options); });
+  }
+
+  template <class Interface, class Factory>
+  void add(std::string name, std::string version, std::string summary, const OptionDeclaration& options,
+           Factory factory) {
+    add_component(ComponentInfo{Interface::kind, std::move(name), std::move(version), std::move(summary), {}, true,
+                                options.specs()},
+                  [factory = std::move(factory)](const ConfigTable& table)
+                      -> std::unique_ptr<Component> { return factory(table); });
   }
 
   virtual void add_component(ComponentInfo info, ComponentFactory factory) = 0;

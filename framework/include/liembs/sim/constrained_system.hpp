@@ -80,18 +80,11 @@ struct GivenRates {
   std::vector<std::string> names;  // per row: "joint 'A'" or "joint 'C' rate 2"
 };
 
-// A formulation that could give analytic Newton-matrix derivatives but could not set them up
-// (a tree whose representation plugin's bind_derivatives throws, e.g. a third-party one
-// without derivatives): it then gives none and the integrators difference (NewtonDerivatives),
-// and this says why, for the error of newton_derivatives = "analytic". Found by dynamic_cast
-// on the ForwardDynamics (the plugin ABI is unchanged).
-class AnalyticDerivativesUnavailable {
- public:
-  virtual ~AnalyticDerivativesUnavailable();
-  // Why there are none (naming the representation and its error); empty when there are.
-  virtual std::string why_no_analytic_derivatives() const = 0;
-};
-
+// The DAE view of a formulation, part of the ALGORITHM kind's contract (liembs/plugin/
+// algorithm.hpp): a ForwardDynamics returns it from constraints() (with constraint rows) or
+// declares it as DynamicsCapabilities::dae_form (without). REQUIRED of the view: constraint_count,
+// blocks, evaluate. OPTIONAL, with the default stated at each: analytic_derivatives and
+// evaluate_derivatives, redundant_constraints, given_rates, switch_drivers.
 class ConstrainedSystem {
  public:
   virtual ~ConstrainedSystem();

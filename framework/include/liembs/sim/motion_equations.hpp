@@ -1,50 +1,45 @@
 #pragma once
 // The equations an implicit integrator's Newton iteration solves, for any formulation: the
 // formulation's DAE terms (paper 002 eq. 1) when it has constraints (or gives them with
-// analytic derivatives, see dae_system), and for an ODE M = 1, Q = the velocity rates
+// analytic derivatives: DynamicsCapabilities::dae_form), and for an ODE M = 1, Q = the velocity rates
 // (V' - F(q, V, t) = 0) and no constraints.
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
-#include <liembs/sim/velocity_rate_derivatives.hpp>
 
 namespace liembs {
 
-// The DAE system an implicit integrator solves: the formulation's constraints(), or, for a
-// formulation without constraints that nevertheless is a ConstrainedSystem with analytic
-// derivatives (a tree: M from CRBA, Q = -RNEA(q, u, 0)), that system with no constraint rows
-// when dae_form_of_odes is set (the integrators set it unless the run asks for differenced
-// Newton matrices); null otherwise (the ODE V' = F(q, V, t)). Its Newton matrix is then
-// M + gamma' C + beta' K with C and K from the analytic inverse-dynamics derivatives, instead of
-// 1 + differences of the forward dynamics (docs/newton-matrices.md).
-inline ConstrainedSystem* dae_system(ForwardDynamics& dynamics, bool dae_form_of_odes) {
-  if (ConstrainedSystem* system = dynamics.constraints()) return system;
-  if (!dae_form_of_odes) return nullptr;
-  auto* system = dynamic_cast<ConstrainedSystem*>(&dynamics);
-  return system && system->analytic_derivatives() != 0u ? system : nullptr;
-}
-
-// The analytic derivatives of an ODE's velocity rates, when the formulation has no constraint
-// rows and gives them (a tree: VelocityRateDerivatives); null otherwise.
-inline VelocityRateDerivatives* ode_rate_derivatives(ForwardDynamics& dynamics) {
-  if (dynamics.constraints()) return nullptr;
-  auto* rates = dynamic_cast<VelocityRateDerivatives*>(&dynamics);
-  return rates && rates->has_velocity_rate_derivatives() ? rates : nullptr;
-}
-
 class MotionEquations {
  public:
-  // dae_form_of_odes: solve an unconstrained formulation with analytic derivatives in its DAE
-  // form (dae_system). analytic_odes (without it): its ODE form, with C = -dF/dV and
-  // K = -dF/d delta from the formulation's VelocityRateDerivatives (a tree's dFD) where it gives
-  // them, and the DAE form where it gives only those (free bodies in absolute coordinates).
+  // The DAE system an implicit integrator solves: the formulation's constraints(), or, for a
+  // formulation without constraint rows, its declared DAE form (DynamicsCapabilities::dae_form,
+  // a tree: M from CRBA, Q = -RNEA(q, u, 0)) when dae_form_of_odes is set (the integrators set
+  // it unless the run asks for differenced Newton matrices); none otherwise (the ODE
+  // V' = F(q, V, t)). Its Newton matrix is then M + gamma' C + beta' K with C and K from the
+  // analytic inverse-dynamics derivatives, instead of 1 + differences of the forward dynamics
+  // (docs/newton-matrices.md).
+  // analytic_odes (without dae_form_of_odes): the ODE form, with C = -dF/dV and K = -dF/d delta
+  // from the declared DynamicsCapabilities::velocity_rate_derivatives (a tree's dFD) where
+  // given, and the DAE form where only that is given (free bodies in absolute coordinates).
   MotionEquations(ForwardDynamics& dynamics, Eigen::Index dimension, bool dae_form_of_odes = false,
                   bool analytic_odes = false)
-      : dynamics_(dynamics),
-        rates_(analytic_odes && !dae_form_of_odes ? ode_rate_derivatives(dynamics) : nullptr),
-        system_(dae_system(dynamics, dae_form_of_odes || (analytic_odes && !rates_))),
-        dimension_(dimension) {}
+      : dynamics_(dynamics), capabilities_(dynamics.capabilities()), dimension_(dimension) {
+    if (ConstrainedSystem* constraints = dynamics.constraints()) {
+      system_ = constraints;
+      return;
+    }
+    if (analytic_odes && !dae_form_of_odes) rates_ = capabilities_.velocity_rate_derivatives;
+    if ((dae_form_of_odes || (analytic_odes && !rates_)) && capabilities_.dae_form &&
+        capabilities_.dae_form->analytic_derivatives() != 0u)
+      system_ = capabilities_.dae_form;
+  }
 
+  // What the formulation declared (DynamicsCapabilities), for the statement of the choices.
+  const DynamicsCapabilities& capabilities() const { return capabilities_; }
+  // Whether the formulation has constraint rows (else an ODE, possibly in its DAE form).
+  bool has_constraint_rows() const { return system_ && system_ != capabilities_.dae_form; }
+  // Whether the equations are solved in a DAE form (constraint rows, or an ODE's DAE form).
+  bool dae() const { return system_ != nullptr; }
   ConstrainedSystem* system() const { return system_; }
   ForwardDynamics& dynamics() const { return dynamics_; }
   Eigen::Index constraint_count() const { return system_ ? system_->constraint_count() : 0; }
@@ -82,8 +77,9 @@ class MotionEquations {
 
  private:
   ForwardDynamics& dynamics_;
-  VelocityRateDerivatives* rates_;  // (before system_, which depends on it)
-  ConstrainedSystem* system_;
+  DynamicsCapabilities capabilities_;
+  VelocityRateDerivatives* rates_ = nullptr;
+  ConstrainedSystem* system_ = nullptr;
   Eigen::Index dimension_;
   Eigen::MatrixXd by_velocity_, by_configuration_;
 };

@@ -7,6 +7,8 @@
 // (absent: analytic where the formulation gives them, differences for the rest). One object
 // per integrator, shared by bdf, generalized-alpha and ida.
 #include <liembs/config/config_table.hpp>
+#include <liembs/plugin/integrator.hpp>
+#include <liembs/plugin/options.hpp>
 #include <liembs/sim/motion_equations.hpp>
 
 #include <string>
@@ -28,6 +30,11 @@ enum class UnconstrainedForm { dae, ode };
 // integrator declares (its matrix_free_threshold, measured with bench-long-chains).
 enum class LinearSolver { automatic, dense, gmres };
 
+// The options the implicit integrators share, declared once (plugin/options.hpp): each
+// integrator adds them to its declaration, and the readers below read through them.
+// `gmres_threshold`: the integrator's matrix_free_threshold; `form`: its default form.
+std::vector<OptionSpec> newton_options(long gmres_threshold, UnconstrainedForm form);
+
 // Reads newton_derivatives from an integrator's options (strict: only the two names).
 DerivativeMethod read_derivative_method(const ConfigTable& options);
 // Reads linear_solver ("dense" | "gmres"; absent: automatic). "gmres" with unconstrained_form =
@@ -44,7 +51,7 @@ class NewtonDerivatives {
 
   DerivativeMethod method() const { return method_; }
   // Whether an unconstrained formulation that gives analytic derivatives is solved in its DAE
-  // form (dae_system, MotionEquations): with the DAE form chosen, unless the run asks for
+  // form (DynamicsCapabilities::dae_form, MotionEquations): with the DAE form chosen, unless the run asks for
   // differences, which keep the ODE form V' = F with a differenced Newton matrix.
   bool dae_form() const { return method_ != DerivativeMethod::finite_differences && form_ == UnconstrainedForm::dae; }
   // Whether the ODE form of such a formulation takes its Newton matrix from the analytic
@@ -54,13 +61,28 @@ class NewtonDerivatives {
     return method_ != DerivativeMethod::finite_differences && form_ == UnconstrainedForm::ode;
   }
   // A new run: the damping pattern of the differences is found again.
-  void reset() { damping_groups_.clear(), damping_rows_.clear(), pattern_dimension_ = -1; }
+  void reset() { damping_groups_.clear(), damping_rows_.clear(), choices_.clear(), pattern_dimension_ = -1; }
 
   // The parts of `what` that evaluate() takes from the formulation's analytic derivatives.
   unsigned analytic_parts(const MotionEquations& equations, unsigned what) const;
   // With newton_derivatives = "analytic": throws SimulationError, naming the integrator and the
   // missing derivatives, when the formulation does not give all of `what`.
   void require(const MotionEquations& equations, unsigned what, const std::string& integrator) const;
+  // At the start of a run (or when the formulation is bound again): require(), then records the
+  // method choices for `what` (method_choices): the form an unconstrained formulation is solved
+  // in, the Newton matrix (analytic, finite differences, or which parts of each) and the group's
+  // derivatives it uses, each with the option or the missing capability that decided it.
+  void choose(const StateSpace& space, const MotionEquations& equations, unsigned what, const std::string& integrator);
+  // Replaces (or adds) the choice of one topic, for an integrator that overrides one (IDA's own
+  // difference quotients).
+  void state_choice(MethodChoice choice);
+  void forget_choice(const std::string& topic);
+  // The Newton steps of this run are matrix-free (GMRES on directional differences of F in the
+  // ODE form): no Newton matrix is formed. `asked`: linear_solver = "gmres"; otherwise chosen
+  // from `threshold` velocity coordinates on.
+  void state_matrix_free(bool asked, long threshold);
+  // The choices of the last choose(), for Integrator::method_choices().
+  const std::vector<MethodChoice>& method_choices() const { return choices_; }
 
   // Fills `what` (dae::damping | dae::stiffness | dae::velocity_constraint) at `state`, whose
   // terms are in `terms` (M, Q and J; nu too for velocity_constraint), for a and lambda.
@@ -86,6 +108,7 @@ class NewtonDerivatives {
   State perturbed_;
   DaeTerms perturbed_terms_;
   Eigen::VectorXd perturbation_, base_, column_, violation_, perturbed_violation_;
+  std::vector<MethodChoice> choices_;
 };
 
 }  // namespace liembs

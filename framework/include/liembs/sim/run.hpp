@@ -62,6 +62,10 @@ enum class RunPurpose { simulate, evaluate };
 
 // Reads and validates `document` (its [plugins] paths are added to `registry`, which is
 // then loaded), creates every component and rejects unused keys.
+// Binds an algorithm for batch evaluation when it declares it (AlgorithmCapabilities::
+// batch_evaluation); otherwise throws ModelError saying so (the stated fallback: refused).
+std::unique_ptr<BatchEvaluator> bind_batch_evaluator(const Algorithm& algorithm, const DynamicsContext& context);
+
 Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry,
              RunPurpose purpose = RunPurpose::simulate);
 
@@ -93,6 +97,11 @@ struct RunSummary {
   std::vector<std::string> prescribed_coordinates;
   double prescribed_work = 0.0;
   double energy_balance_error_max = 0.0;
+  // The methods chosen where a plugin's optional capability or an option decided (the Newton
+  // matrix, the form of an unconstrained formulation, the group's derivatives, the multiplier
+  // columns), with their reasons naming the components: summary.json "method_choices" and the
+  // console (run_method_choices).
+  std::vector<MethodChoice> method_choices;
   State final_state;
   // What summary.json writes besides the measures above.
   std::vector<std::string> columns;  // the trajectory's columns (RunLayout)
@@ -101,6 +110,11 @@ struct RunSummary {
   std::vector<std::string> redundant_constraints;  // constraint rows left out as redundant
   std::vector<std::pair<std::string, double>> integrator_statistics;
 };
+
+// The integrator's method choices (Integrator::method_choices, with {algorithm} and {group}
+// replaced by the run's names) and the run's own fallbacks for undeclared capabilities.
+std::vector<MethodChoice> run_method_choices(const Run& run, bool constrained);
+
 
 // summary.json of a run (the keys of host/output_schema.hpp's summary_keys()), as text: the
 // file `execute_run` writes and the Python module's summary dict.
