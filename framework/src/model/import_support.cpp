@@ -1,10 +1,16 @@
 #include "import_support.hpp"
 
+#include <liembs/error.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <numeric>
 
 namespace liembs {
+
+void require_model_file(const std::filesystem::path& file, const std::string& format) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the " + format + " file");
+}
 
 std::optional<std::size_t> massless_moving_body(const Model& model) {
   const std::size_t n = model.bodies.size();

@@ -2,11 +2,15 @@
 // What the model-file importers (URDF, MJCF, SDF) share (framework/src/model).
 #include <liembs/model/model.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace liembs {
+
+// Throws ModelError("<file>: cannot open the <format> file") unless `file` is a regular file.
+void require_model_file(const std::filesystem::path& file, const std::string& format);
 
 // A body that moves without mass: bodies welded by fixed joints move as one, a group welded
 // to the world does not move, and every other group needs mass (else the mass matrix is

@@ -432,18 +432,12 @@ class Importer {
 
 Model import_mjcf(const std::filesystem::path& file) {
   note_input(file);  // an output must not replace it (liembs/io/file_guard.hpp)
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the MJCF file");
+  require_model_file(file, "MJCF");
   return Importer(file).run();
 }
 
-}  // namespace liembs
-
-namespace liembs {
-
 ModelVisuals read_mjcf_visuals(const std::filesystem::path& file) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the MJCF file");
+  require_model_file(file, "MJCF");
   return Importer(file).visuals();
 }
 

@@ -415,18 +415,12 @@ class Importer {
 
 Model import_sdf(const std::filesystem::path& file) {
   note_input(file);  // an output must not replace it (liembs/io/file_guard.hpp)
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the SDF file");
+  require_model_file(file, "SDF");
   return Importer(file).run();
 }
 
-}  // namespace liembs
-
-namespace liembs {
-
 ModelVisuals read_sdf_visuals(const std::filesystem::path& file) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) throw ModelError(file.string() + ": cannot open the SDF file");
+  require_model_file(file, "SDF");
   return Importer(file).visuals();
 }
 
