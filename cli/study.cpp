@@ -169,9 +169,20 @@ int run_study(const po::variables_map& values, study::MessagePassing* world) {
   const std::filesystem::path file = values["file"].as<std::string>();
   study::Definition definition = study::load_study(load_document(values));
   std::vector<study::Case> cases = study::expand_cases(definition);
-  if (values.count("list")) {
-    if (coordinator)
-      for (const auto& item : cases) std::cout << item.id << "\n";
+  if (values.count("list")) {  // every case checked as a run would be, none run
+    if (!coordinator) return exit_ok;
+    study::PluginSearch plugins;
+    if (values.count("plugin-path")) plugins.paths = values["plugin-path"].as<std::vector<std::string>>();
+    const std::vector<std::string> problems = study::check_cases(definition, cases, plugins);
+    std::size_t failing = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      std::cout << cases[i].id;
+      if (!problems[i].empty()) std::cout << "  (will fail: " << problems[i] << ")", ++failing;
+      std::cout << "\n";
+    }
+    if (failing > 0)
+      std::cerr << "liembs study: " << failing << " of " << cases.size()
+                << " cases will fail (a failing case is a row of results.csv, not an error of the study)\n";
     return exit_ok;
   }
 
@@ -283,7 +294,7 @@ int study_command(const std::vector<std::string>& arguments) {
       ("output,o", po::value<std::string>(), "output folder (default: liembs-output/<study file stem>)")
       ("jobs,j", po::value<int>(), "cases run at the same time (default: the number of cores; 1 for an algorithm study, whose cases are timings; at most the machine's hardware threads)")
       ("force", "run every case again, ignoring the results cached in the output folder")
-      ("list", "print the cases and exit without running them")
+      ("list", "print the cases, each checked as a run would be, and exit without running them")
       ("no-report", "do not write report.html")
       ("views", "also write the viewer's page of every case that ran, views/<case hash>.html (about 1 MB each), "
                 "linked from report.html");

@@ -66,6 +66,13 @@ TEST_CASE("study: --jobs 1 and --jobs 2 give the same results, failing cases are
   CHECK(count(csv_one, ",failed,plugin,") == 6);
   CHECK_THAT(csv_one, Contains("unknown group 'SE4'"));
   CHECK(count(csv_one, ",ok,") == 14);
+  // --list names the same 20 cases, marks the 6 that will fail with the plugin's message, runs none.
+  const Result listed = liembs("study '" + file.string() + "' --list");
+  REQUIRE(listed.status == 0);
+  CHECK(count(listed.out, "\n") == 20);
+  CHECK(count(listed.out, "(will fail: ") == 6);
+  CHECK(count(listed.out, "unknown group 'SE4'") == 6);
+  CHECK_THAT(listed.err, Contains("6 of 20 cases will fail"));
   // Along each ladder of the torque-free body, the velocity error and the drifts of the
   // conserved energy and angular momentum shrink with the step (RK4 and Heun).
   std::map<std::string, std::map<double, std::map<std::string, double>>> ladders;  // group and tableau -> step -> column
@@ -233,6 +240,11 @@ TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][
   CHECK_THAT(unknown.err, Contains("case 'body integrator.tablaeu=rk4'") &&
                               Contains("unknown key 'integrator.tablaeu' (did you mean 'tableau'?)"));
   CHECK_FALSE(fs::exists(dir / "out" / "results.csv"));
+  // --list checks every case as a run would: the same error, nothing written.
+  const Result listed = liembs("study '" + file.string() + "' --list");
+  CHECK(listed.status == 2);
+  CHECK_THAT(listed.err, Contains("case 'body integrator.tablaeu=rk4'") &&
+                             Contains("unknown key 'integrator.tablaeu' (did you mean 'tableau'?)"));
   CHECK(liembs("study").status == 1);
   CHECK(liembs("study --help").status == 0);
 }

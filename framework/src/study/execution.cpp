@@ -422,6 +422,17 @@ CaseRecord run_case(const Definition& definition, const Case& item, const Plugin
   return record;
 }
 
+std::vector<std::string> check_cases(const Definition& definition, const std::vector<Case>& cases,
+                                     const PluginSearch& plugins) {
+  std::vector<std::string> problems;
+  for (const Case& item : cases) {
+    if (const int signal = pending_interrupt()) throw Interrupted(signal, "while checking the cases");
+    const Prepared prepared = prepare(definition, item, plugins);
+    problems.push_back(prepared.failure ? prepared.failure->error : std::string());
+  }
+  return problems;
+}
+
 std::vector<CaseRecord> execute_cases(const Definition& definition, const std::vector<Case>& cases,
                                       const std::filesystem::path& output, const ExecutionOptions& options,
                                       ExecutionSummary& summary) {

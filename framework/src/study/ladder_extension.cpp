@@ -1,4 +1,5 @@
 #include <liembs/study/ladder_extension.hpp>
+#include <liembs/util/format.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +14,7 @@ namespace {
 
 // A TOML float text for x that reads back as x.
 std::string toml_number(double x) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.17g", x);
-  std::string text = buffer;
+  std::string text = shortest_number(x);  // 0.04, not 0.040000000000000001
   if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
   return text;
 }

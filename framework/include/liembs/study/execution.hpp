@@ -49,6 +49,14 @@ struct ExecutionSummary {
 // (except Interrupted).
 CaseRecord run_case(const Definition& definition, const Case& item, const PluginSearch& plugins);
 
+// Checks every case as a run would, without running any (`liembs study --list`): its run file
+// loaded with the case's overrides, its plugins created with their options. A ConfigError is a
+// mistake in the study and is thrown naming the study file and the case, as execute_cases does;
+// any other error (an unknown plugin, a model the algorithm cannot bind) is a case that will
+// fail, returned as its message ("" for a valid case), in the order of `cases`.
+std::vector<std::string> check_cases(const Definition& definition, const std::vector<Case>& cases,
+                                     const PluginSearch& plugins);
+
 // Runs every case (validated first: a configuration error of a case is a ConfigError
 // naming the case, since it is a mistake in the study) and returns their records in the
 // order of `cases`.
