@@ -82,10 +82,14 @@ inline void compute(std::span<const RigidBody> bodies, TreeDynamics& dynamics, c
     out.momentum_matrix.bottomRows<3>() += linear;
   }
   out.center_of_mass_jacobian = out.momentum_matrix.bottomRows<3>() / out.mass;
-  Eigen::VectorXd u(nv);
-  if (tree.floating_base) u << state.base_twist, state.qd;
-  else u = state.qd;
-  out.momentum = out.momentum_matrix * u;
+  // h_G = A_G u with u = (base twist, qd) for a floating base, qd otherwise (no temporary u:
+  // GCC 12 reports a false -Wuse-after-free on its storage when this is inlined).
+  if (tree.floating_base) {
+    out.momentum.noalias() = out.momentum_matrix.leftCols<6>() * state.base_twist;
+    out.momentum.noalias() += out.momentum_matrix.rightCols(nv - 6) * state.qd;
+  } else {
+    out.momentum.noalias() = out.momentum_matrix * state.qd;
+  }
 }
 
 }  // namespace centroidal
