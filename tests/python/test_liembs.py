@@ -17,6 +17,27 @@ import liembs
 import docs_tutorial
 
 SOURCE = os.environ["LIEMBS_SOURCE_DIR"]
+
+
+def interrupted_call(call, wait):
+    """Runs `call` (Python source using the module) in a child interpreter, sends it SIGINT after
+    `wait` seconds and returns (exit status, stdout): "KeyboardInterrupt True" when the call raised
+    KeyboardInterrupt with Python's own SIGINT handler back in place, "finished" if it returned."""
+    code = ("import signal, sys, liembs\n"
+            "print('started', flush=True)\n"
+            "try:\n"
+            f"    {call}\n"
+            "    print('finished')\n"
+            "except KeyboardInterrupt:\n"
+            "    print('KeyboardInterrupt', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    # (SIGINT at its default in the child: a background job's ignored SIGINT would stay ignored)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert child.stdout.readline() == "started\n"
+    time.sleep(wait)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=120)
+    return child.returncode, out
 CLI = os.environ["LIEMBS_CLI"]
 ARM = os.path.join(SOURCE, "configs/examples/iiwa-arm.toml")
 FLOATING = os.path.join(SOURCE, "configs/examples/floating-arm.toml")
@@ -327,24 +348,11 @@ def test_expressions_are_bounded(tmp_path):
 def test_ctrl_c_interrupts_a_long_simulation_with_keyboard_interrupt():
     """Issue 30: simulate ignored Ctrl-C until it returned. A child interpreter runs a simulation
     of 10^8 steps; SIGINT stops it with KeyboardInterrupt, and Python's own handler is back."""
-    code = (
-        "import signal, sys, liembs\n"
-        "print('started', flush=True)\n"
-        "try:\n"
-        f"    liembs.simulate({os.path.join(SOURCE, 'tests/data/free-body.toml')!r},\n"
-        "                    set=['simulation.end_time=1e6', 'simulation.step_size=0.01'])\n"
-        "    print('finished')\n"
-        "except KeyboardInterrupt:\n"
-        "    print('KeyboardInterrupt', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
-    )
-    # (SIGINT at its default in the child: a background job's ignored SIGINT would stay ignored)
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert child.stdout.readline() == "started\n"
-    time.sleep(1.0)  # inside simulate by then (loading takes milliseconds)
-    child.send_signal(signal.SIGINT)
-    out, _ = child.communicate(timeout=120)
-    assert child.returncode == 0
+    # inside simulate after 1 s (loading takes milliseconds)
+    returncode, out = interrupted_call(
+        f"liembs.simulate({os.path.join(SOURCE, 'tests/data/free-body.toml')!r}, "
+        "set=['simulation.end_time=1e6', 'simulation.step_size=0.01'])", wait=1.0)
+    assert returncode == 0
     assert out == "KeyboardInterrupt True\n"
 
 

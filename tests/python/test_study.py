@@ -3,16 +3,13 @@ arrays, the same as `liembs study` writes for the same file, writes the same fil
 its cases, and raises the program's errors."""
 import csv
 import os
-import signal
 import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 
 import liembs
-from test_liembs import CLI, SOURCE
+from test_liembs import CLI, SOURCE, interrupted_call
 
 # The columns whose values depend on the machine's load (liembs/study/results.hpp, timing_columns()).
 TIMING = {"cpu_seconds", "wall_seconds", "cpu_seconds_spread", "ns_per_call_median", "ns_per_call_min", "ratio_to_best"}
@@ -132,22 +129,9 @@ set = {{ simulation.end_time = 1e6, simulation.step_size = 0.01 }}
 key = "integrator.tableau"
 values = ["heun", "rk4"]
 """)
-    code = (
-        "import signal, sys, liembs\n"
-        "print('started', flush=True)\n"
-        "try:\n"
-        f"    liembs.study({str(file)!r}, output={str(tmp_path / 'out')!r}, jobs=2)\n"
-        "    print('finished')\n"
-        "except KeyboardInterrupt:\n"
-        "    print('KeyboardInterrupt', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
-    )
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert child.stdout.readline() == "started\n"
-    time.sleep(1.5)  # the cases are running by then
-    child.send_signal(signal.SIGINT)
-    out, _ = child.communicate(timeout=120)
-    assert child.returncode == 0 and out == "KeyboardInterrupt True\n"
+    # the cases are running after 1.5 s
+    returncode, out = interrupted_call(f"liembs.study({str(file)!r}, output={str(tmp_path / 'out')!r}, jobs=2)", wait=1.5)
+    assert returncode == 0 and out == "KeyboardInterrupt True\n"
     assert not (tmp_path / "out" / "results.csv").exists()
     # no case's process is left (they are forks of the child: the same command line)
     assert subprocess.run(["pgrep", "-f", str(tmp_path / "out")], capture_output=True).stdout == b""
