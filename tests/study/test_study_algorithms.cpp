@@ -6,6 +6,7 @@
 #include "study_csv.hpp"
 
 #include <liembs/study/algorithm_timing.hpp>
+#include <liembs/study/results.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -42,9 +43,6 @@ class DoublingEvaluator final : public liembs::BatchEvaluator {
  private:
   std::vector<std::string> inputs_{"q.a", "qd.a"}, outputs_{"y.a", "y.b"};
 };
-
-const std::string timing_columns[] = {"ns_per_call_median", "ns_per_call_min", "ratio_to_best", "cpu_seconds",
-                                      "wall_seconds"};
 
 // Two algorithms in three representations on the 6-joint chain; 'skewed' (a test plugin)
 // is 1 % off in one inertia.
@@ -171,8 +169,8 @@ TEST_CASE("algorithm study: representations agree, a skewed one is a failed row,
   const auto two = run_liembs("study '" + file.string() + "'" + with_skewed_plugin() + " --jobs 2 --no-report --output '" +
                           (dir / "two").string() + "'");
   REQUIRE(two.status == 0);
-  const std::vector<std::string> timings(std::begin(timing_columns), std::end(timing_columns));
-  CHECK(csv_without(csv, timings) == csv_without(read_file(dir / "two" / "results.csv"), timings));
+  CHECK(csv_without(csv, liembs::study::timing_columns()) ==
+        csv_without(read_file(dir / "two" / "results.csv"), liembs::study::timing_columns()));
   // Cached: nothing runs again.
   const auto again = run_liembs("study '" + file.string() + "'" + with_skewed_plugin() + " --no-report --output '" +
                             (dir / "two").string() + "'");

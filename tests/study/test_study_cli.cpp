@@ -5,6 +5,8 @@
 #include "../support/cli_process.hpp"
 #include "study_csv.hpp"
 
+#include <liembs/study/results.hpp>
+
 #include <catch2/catch.hpp>
 
 #include "../support/signalled_process.hpp"
@@ -21,6 +23,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// The results.csv columns that differ between two runs.
+const std::vector<std::string>& timings = liembs::study::timing_columns();
+
 using Result = cli_test::CliResult;
 using cli_test::read_file;
 using study_test::count;
@@ -29,7 +34,7 @@ using study_test::csv_without;
 
 fs::path scratch(const std::string& name) { return cli_test::scratch_folder("liembs-study-cli-test", name); }
 
-Result liembs(const std::string& arguments) { return cli_test::run_liembs(arguments, scratch("io")); }
+Result run_cli(const std::string& arguments) { return cli_test::run_liembs(arguments, scratch("io")); }
 
 // A small study: two groups and two tableaus, a step ladder, one impossible group.
 fs::path small_study(const fs::path& dir) {
@@ -41,7 +46,8 @@ fs::path small_study(const fs::path& dir) {
                          "[[axes]]\nkey = \"integrator.tableau\"\nvalues = [\"heun\", \"rk4\"]\n"
                          "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.01]\nladder = true\n"
                          "[measure]\nsample_interval = 0.05\ntargets = [1e-5]\n"
-                         "ladder_extensions = 0\nrepetitions = 1\n";  // the ladders as given (test_study_matched.cpp)
+                         "ladder_extensions = 0\nrepetitions = 1\n"  // the ladders as given (test_study_matched.cpp)
+                         "min_cpu_seconds = 0.005\n";               // short timings: these tests are about the outputs
   return file;
 }
 
@@ -50,16 +56,16 @@ fs::path small_study(const fs::path& dir) {
 TEST_CASE("study: --jobs 1 and --jobs 2 give the same results, failing cases are rows", "[study][cli]") {
   const fs::path dir = scratch("jobs");
   const fs::path file = small_study(dir);
-  const Result one = liembs("study '" + file.string() + "' --jobs 1 --no-report --output '" + (dir / "one").string() + "'");
+  const Result one = run_cli("study '" + file.string() + "' --jobs 1 --no-report --output '" + (dir / "one").string() + "'");
   INFO(one.out << one.err);
   REQUIRE(one.status == 0);
-  const Result two = liembs("study '" + file.string() + "' --jobs 2 --no-report --output '" + (dir / "two").string() + "'");
+  const Result two = run_cli("study '" + file.string() + "' --jobs 2 --no-report --output '" + (dir / "two").string() + "'");
   INFO(two.out << two.err);
   REQUIRE(two.status == 0);
   CHECK_THAT(one.out, Contains("20 cases (14 run, 0 cached, 6 failed)"));
   const std::string csv_one = read_file(dir / "one" / "results.csv");
   const std::string csv_two = read_file(dir / "two" / "results.csv");
-  CHECK(csv_without(csv_one, {"cpu_seconds", "wall_seconds"}) == csv_without(csv_two, {"cpu_seconds", "wall_seconds"}));
+  CHECK(csv_without(csv_one, timings) == csv_without(csv_two, timings));
   CHECK(csv_one != csv_two);  // the timings do differ: the comparison above is not vacuous
   CHECK(count(csv_one, "\n") == 1 + 20);
   // The impossible group: one row per case with the plugin's message, the others measured.
@@ -67,7 +73,7 @@ TEST_CASE("study: --jobs 1 and --jobs 2 give the same results, failing cases are
   CHECK_THAT(csv_one, Contains("unknown group 'SE4'"));
   CHECK(count(csv_one, ",ok,") == 14);
   // --list names the same 20 cases, marks the 6 that will fail with the plugin's message, runs none.
-  const Result listed = liembs("study '" + file.string() + "' --list");
+  const Result listed = run_cli("study '" + file.string() + "' --list");
   REQUIRE(listed.status == 0);
   CHECK(count(listed.out, "\n") == 20);
   CHECK(count(listed.out, "(will fail: ") == 6);
@@ -113,7 +119,7 @@ TEST_CASE("study: an interrupted study re-runs only the missing cases, --force r
   const fs::path dir = scratch("resume");
   const fs::path file = small_study(dir);
   const std::string base = "study '" + file.string() + "' --jobs 2 --no-report --output '" + (dir / "out").string() + "'";
-  const Result first = liembs(base);
+  const Result first = run_cli(base);
   REQUIRE(first.status == 0);
   const std::string before = read_file(dir / "out" / "results.csv");
   // As if the study had been stopped with three cases left: their records are missing.
@@ -122,16 +128,15 @@ TEST_CASE("study: an interrupted study re-runs only the missing cases, --force r
   REQUIRE(records.size() == 14);
   std::sort(records.begin(), records.end());
   for (int i = 0; i < 3; ++i) fs::remove(records[static_cast<std::size_t>(i)]);
-  const Result resumed = liembs(base);
+  const Result resumed = run_cli(base);
   INFO(resumed.out << resumed.err);
   REQUIRE(resumed.status == 0);
   CHECK_THAT(resumed.out, Contains("(3 run, 11 cached, 6 failed)"));
-  CHECK(csv_without(read_file(dir / "out" / "results.csv"), {"cpu_seconds", "wall_seconds"}) ==
-        csv_without(before, {"cpu_seconds", "wall_seconds"}));
+  CHECK(csv_without(read_file(dir / "out" / "results.csv"), timings) == csv_without(before, timings));
   // A damaged record is run again, not trusted.
   std::ofstream(records[5]) << "{ not json";
-  CHECK_THAT(liembs(base).out, Contains("(1 run, 13 cached, 6 failed)"));
-  CHECK_THAT(liembs(base + " --force").out, Contains("(14 run, 0 cached, 6 failed)"));
+  CHECK_THAT(run_cli(base).out, Contains("(1 run, 13 cached, 6 failed)"));
+  CHECK_THAT(run_cli(base + " --force").out, Contains("(14 run, 0 cached, 6 failed)"));
 }
 
 TEST_CASE("study: a case whose process is killed is a crash row, not cached, and the study goes on", "[study][cli]") {
@@ -178,7 +183,7 @@ TEST_CASE("study: progress on a terminal: cases done, cached, running, failed, t
   CHECK_THAT(terminal, Contains("cases: 20 of 20 done (0 cached), 0 running, 6 failed, about 0 s left"));
   CHECK_THAT(terminal, Contains("20 cases (14 run, 0 cached, 6 failed)"));
   // Not on a terminal: no progress.
-  const Result quiet = liembs("study '" + file.string() + "' --no-report --output '" + (dir / "out").string() + "'");
+  const Result quiet = run_cli("study '" + file.string() + "' --no-report --output '" + (dir / "out").string() + "'");
   CHECK(quiet.err.find("cases:") == std::string::npos);
   CHECK_THAT(quiet.out, Contains("20 cases (0 run, 14 cached, 6 failed)"));
 }
@@ -186,7 +191,7 @@ TEST_CASE("study: progress on a terminal: cases done, cached, running, failed, t
 TEST_CASE("study: the report contains every figure it announces", "[study][cli][report]") {
   const fs::path dir = scratch("report");
   const fs::path file = small_study(dir);
-  const Result result = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
+  const Result result = run_cli("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
   INFO(result.out << result.err);
   REQUIRE(result.status == 0);
   if (std::system("'" LIEMBS_PYTHON_EXECUTABLE "' -c 'import matplotlib' >/dev/null 2>&1") != 0) {
@@ -227,7 +232,7 @@ TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][
   const fs::path file = dir / "bad.toml";
   std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
                       << "[[axes]]\nkey = \"group.name\"\nvalues = [\"SE3\"]\nladdr = true\n";
-  const Result r = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
+  const Result r = run_cli("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Contains("bad.toml:7:") && Contains("unknown key 'axes.0.laddr' (did you mean 'ladder'?)"));
   CHECK_FALSE(fs::exists(dir / "out"));
@@ -235,18 +240,18 @@ TEST_CASE("study: schema errors exit 2 naming the file, line and key", "[study][
   // An axis over a key no run reads is a mistake in the study, not a failing case.
   std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
                       << "[[axes]]\nkey = \"integrator.tablaeu\"\nvalues = [\"rk4\"]\n";
-  const Result unknown = liembs("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
+  const Result unknown = run_cli("study '" + file.string() + "' --output '" + (dir / "out").string() + "'");
   CHECK(unknown.status == 2);
   CHECK_THAT(unknown.err, Contains("case 'body integrator.tablaeu=rk4'") &&
                               Contains("unknown key 'integrator.tablaeu' (did you mean 'tableau'?)"));
   CHECK_FALSE(fs::exists(dir / "out" / "results.csv"));
   // --list checks every case as a run would: the same error, nothing written.
-  const Result listed = liembs("study '" + file.string() + "' --list");
+  const Result listed = run_cli("study '" + file.string() + "' --list");
   CHECK(listed.status == 2);
   CHECK_THAT(listed.err, Contains("case 'body integrator.tablaeu=rk4'") &&
                              Contains("unknown key 'integrator.tablaeu' (did you mean 'tableau'?)"));
-  CHECK(liembs("study").status == 1);
-  CHECK(liembs("study --help").status == 0);
+  CHECK(run_cli("study").status == 1);
+  CHECK(run_cli("study --help").status == 0);
 }
 
 
@@ -261,7 +266,7 @@ TEST_CASE("study over the four parameterizations: the same errors and RK4's orde
                          "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.05, 0.025, 0.0125]\nladder = true\n"
                          "[measure]\nsample_interval = 0.05\n";
   const fs::path out = dir / "out";
-  const Result result = liembs("study '" + file.string() + "' --jobs 2 --no-report --output '" + out.string() + "'");
+  const Result result = run_cli("study '" + file.string() + "' --jobs 2 --no-report --output '" + out.string() + "'");
   INFO(result.out << result.err);
   REQUIRE(result.status == 0);
   std::map<std::string, int> ok_cases;

@@ -155,4 +155,21 @@ TEST_CASE("study schema errors name the file, line, column and key", "[study][er
              Contains("measure.order_error: 'mean' is not one of: max, end"));
   CHECK_THAT(error_of(free_body_model + free_body_model), Contains("model 'body' is defined twice"));
   CHECK_THAT(error_of("[[models]\n"), Contains("broken.toml:1:") && Contains("TOML syntax error"));
+  // The minimum CPU time of a timed repetition: seconds in [0, 10].
+  CHECK_THAT(error_of(free_body_model + "[measure]\nmin_cpu_seconds = -0.5\n"),
+             Contains("broken.toml:5:") &&
+                 Contains("measure.min_cpu_seconds: value -0.5 is out of range: expected in [0, 10]"));
+  CHECK_THAT(error_of(free_body_model + "[measure]\nmin_cpu_seconds = 3600\n"),
+             Contains("measure.min_cpu_seconds: value 3600 is out of range"));
+  CHECK_THAT(error_of(free_body_model + "[measure]\nmin_cpu_seconds = \"fast\"\n"),
+             Contains("measure.min_cpu_seconds: expected a number, found"));
+}
+
+TEST_CASE("[measure] min_cpu_seconds: the declared default, or the file's value", "[study]") {
+  CHECK(load_study(write_study("default.toml", free_body_model)).measure.min_cpu_seconds == Measure{}.min_cpu_seconds);
+  CHECK(Measure{}.min_cpu_seconds > 0);  // fast cases are run more than once by default
+  const Definition given = load_study(write_study("given.toml", free_body_model + "[measure]\nmin_cpu_seconds = 0\n"));
+  CHECK(given.measure.min_cpu_seconds == 0.0);
+  CHECK(load_study(write_study("given.toml", free_body_model + "[measure]\nmin_cpu_seconds = 0.25\n"))
+            .measure.min_cpu_seconds == 0.25);
 }

@@ -1,6 +1,7 @@
 // Cost at matched accuracy (docs/studies.md): ladders that do not bracket a target are
 // extended until they do, the side and bound are reported where they cannot be, and each
-// case is timed as the fastest of its repetitions with the spread reported. The study of
+// case is timed as the fastest of its repetitions (each running it until it has used a minimum
+// CPU time) with the spread reported. The study of
 // issue 32: RK4 against generalized-alpha on a pendulum arm, targets 1e-4 and 1e-6.
 #include "../support/cli_process.hpp"
 
@@ -32,7 +33,7 @@ fs::path arm_study(const fs::path& dir, int extensions) {
                          "[[axes]]\nkey = \"integrator.name\"\nvalues = [\"rkmk\", \"generalized-alpha\"]\n"
                          "[[axes]]\nkey = \"integrator.tableau\"\nvalues = [\"rk4\"]\nonly = { integrator.name = \"rkmk\" }\n"
                          "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [1e-2, 5e-3]\nladder = true\n"
-                         "[measure]\nsample_interval = 0.1\ntargets = [1e-4, 1e-6]\nrepetitions = 2\n"
+                         "[measure]\nsample_interval = 0.1\ntargets = [1e-4, 1e-6]\nrepetitions = 2\nmin_cpu_seconds = 0.01\n"
                          "ladder_extensions = "
                       << extensions << "\n";
   return file;
@@ -87,14 +88,22 @@ TEST_CASE("study: ladders are extended until they bracket every target, both met
   CHECK(rk4.at("rungs").front().get<double>() > 1e-2);
   CHECK(alpha.at("rungs").back().get<double>() < 5e-3);
   CHECK_THAT(result.out, !Contains("not reached") && !Contains("better than the target"));
-  // every measured case was timed twice, the spread is there
+  // every measured case was timed in two repetitions, each running it until the runs had used
+  // min_cpu_seconds; cpu_seconds is a time per run, the spread is there
+  CHECK(study.at("measure").at("min_cpu_seconds") == 0.01);
+  CHECK(study.at("measure").at("repetitions") == 2);
   for (const auto& item : study.at("cases")) {
     if (item.at("role") != "case") continue;
+    INFO(item.at("id"));
     CHECK(item.at("repetitions") == 2);
+    const double per_run = item.at("cpu_seconds").get<double>();
+    const auto runs = item.at("timed_runs").get<long long>();
+    CHECK(static_cast<double>(runs) * per_run >= 0.01 * (1 - 1e-12));
+    if (per_run < 0.01) CHECK(runs >= 2);
     CHECK(item.at("cpu_seconds_spread").get<double>() >= 0);
   }
   const std::string csv = cli_test::read_file(dir / "study" / "results.csv");
-  CHECK_THAT(csv, Contains(",repetitions,cpu_seconds_spread,"));
+  CHECK_THAT(csv, Contains(",repetitions,timed_runs,cpu_seconds_spread,"));
 }
 
 TEST_CASE("study: without extensions, an unbracketed target reports its side and bound, never a bare 'not reached'",

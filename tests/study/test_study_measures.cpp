@@ -1,7 +1,9 @@
 // Study measures: the order fit, the cost at matched accuracy, the errors against a
-// reference, and the order observed on a problem of known order (rkmk rk4 ~ 4, heun ~ 2).
+// reference, the order observed on a problem of known order (rkmk rk4 ~ 4, heun ~ 2), and
+// the CPU time of a case: repeated until it has used [measure] min_cpu_seconds.
 #include <catch2/catch.hpp>
 
+#include <liembs/study/cpu_time.hpp>
 #include <liembs/study/execution.hpp>
 #include <liembs/study/results.hpp>
 
@@ -164,4 +166,73 @@ TEST_CASE("the observed order on a free body: rkmk rk4 about 4, heun about 2", "
       CHECK(energy_sampled >= 0.5 * record.energy_drift_max);
     }
   }
+}
+
+TEST_CASE("repeat_for_cpu_time runs until the runs have used the minimum, at least once", "[study][timing]") {
+  int calls = 0;
+  auto run = [&] { return ++calls, 0.003; };  // each run reports 3 ms of CPU time
+  const RepeatedRuns repeated = repeat_for_cpu_time(0.05, run);
+  CHECK(repeated.runs == 17);  // 16 runs are 0.048 s, short of 0.05
+  CHECK(calls == 17);
+  CHECK(repeated.cpu_seconds == Approx(0.051));
+  CHECK(repeated.per_run() == Approx(0.003));
+  calls = 0;
+  CHECK(repeat_for_cpu_time(0.0, run).runs == 1);
+  CHECK(repeat_for_cpu_time(0.001, run).runs == 1);  // one run is over the minimum already
+  CHECK(calls == 2);
+}
+
+// A small study run twice: with min_cpu_seconds and two repetitions, and with one run per
+// repetition. The timing honours the minimum; what is measured from the measured run (motion,
+// drifts, counters) does not depend on how the case is timed.
+TEST_CASE("simulation cases are timed until they have used min_cpu_seconds, the measures come from one run",
+          "[study][timing]") {
+  const fs::path dir = scratch("min-cpu");
+  auto definition_with = [&](const std::string& timing) {
+    const fs::path file = dir / "timed.toml";
+    std::ofstream(file) << "[[models]]\nname = \"body\"\nfile = '" LIEMBS_TEST_DATA_DIR "/free-body.toml'\n"
+                        << "set = { simulation.end_time = 0.2 }\n"
+                        << "[reference]\nset = { integrator.tableau = \"rk4\", simulation.step_size = 1e-3 }\n"
+                        << "[[axes]]\nkey = \"simulation.step_size\"\nvalues = [0.02, 0.01]\nladder = true\n"
+                        << "[measure]\nsample_interval = 0.02\n" << timing;
+    return load_study(file);
+  };
+  const double min_cpu_seconds = 0.03;
+  const Definition timed = definition_with("min_cpu_seconds = 0.03\nrepetitions = 2\n");
+  const Definition once = definition_with("min_cpu_seconds = 0\nrepetitions = 1\n");
+  const auto cases = expand_cases(timed);
+  REQUIRE(cases.size() == 2 + 2);
+  ExecutionOptions options;
+  options.jobs = 2;
+  options.plugins.paths = {LIEMBS_TEST_PLUGIN_DIR};
+  ExecutionSummary summary;
+  const auto records = execute_cases(timed, cases, dir / "timed", options, summary);
+  const auto single = execute_cases(once, cases, dir / "once", options, summary);
+  CHECK(summary.failed == 0);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const CaseRecord &r = records[i], &s = single[i];
+    INFO(cases[i].id);
+    REQUIRE(r.ok);
+    REQUIRE(s.ok);
+    CHECK(r.repetitions == 2);
+    REQUIRE(r.timed_runs >= 1);
+    // cpu_seconds is the time per run of a repetition that ran timed_runs runs and stopped
+    // once they had used the minimum.
+    CHECK(static_cast<double>(r.timed_runs) * r.cpu_seconds >= min_cpu_seconds * (1 - 1e-12));
+    if (r.cpu_seconds < min_cpu_seconds) CHECK(r.timed_runs >= 2);
+    CHECK(r.cpu_seconds_slowest >= r.cpu_seconds);
+    CHECK(r.cpu_seconds_spread() >= 0);
+    CHECK(s.repetitions == 1);
+    CHECK(s.timed_runs == 1);
+    CHECK(std::isnan(s.cpu_seconds_spread()));
+    // The same measured run, however it is timed.
+    CHECK(r.steps == s.steps);
+    CHECK(r.statistics == s.statistics);
+    CHECK(r.times == s.times);
+    CHECK(r.motion == s.motion);
+    CHECK(r.energy_drift == s.energy_drift);
+    CHECK(r.energy_drift_max == s.energy_drift_max);
+  }
+  // Timed again, or not: a case's record is cached under its timing settings.
+  CHECK(records[0].hash != single[0].hash);
 }

@@ -11,6 +11,8 @@
 #include "mpi_launcher.hpp"
 #include "study_csv.hpp"
 
+#include <liembs/study/results.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -65,6 +67,9 @@ std::vector<std::map<std::string, std::string>> run_study(const std::string& nam
 
 // Few states and one timed pass: the agreement is checked as in the full study.
 const std::string quick_timing = "--set timing.states=4 --set timing.repetitions=1 --set timing.warmup=0 --jobs 2";
+// Simulation studies whose tests check the measures, not the timings: a short minimum CPU time
+// per timed repetition (integrators-tree keeps the study's default).
+const std::string quick_simulation_timing = "--set measure.min_cpu_seconds=0.005 --jobs 2";
 
 // The studies the tests below run with checks of their own.
 const std::set<std::string> studies_with_tests{"paper-002", "integrators-tree", "representations", "paper-003",
@@ -74,7 +79,7 @@ const std::set<std::string> studies_with_tests{"paper-002", "integrators-tree", 
 
 TEST_CASE("study of paper 002: ground joints stay on SE3 and drift on SO3xR3, RK4 order 4", "[study][papers][paper-002]") {
   const fs::path dir = scratch("paper-002");
-  const auto rows = run_study("paper-002", "--jobs 2", dir);
+  const auto rows = run_study("paper-002", quick_simulation_timing, dir);
   CHECK(rows.size() >= 40);  // 40 cases and the rungs the ladder extension adds (docs/studies.md)
   int checked = 0;
   for (const auto& row : rows) {
@@ -130,7 +135,7 @@ TEST_CASE("study of the integrators on a tree: orders 2, 3, 4 and 2, the same un
   REQUIRE(result.status == 0);
   CHECK_THAT(result.out, Contains(std::to_string(rows.size()) + " cases (" + std::to_string(rows.size()) +
                                   " run, 0 cached, 0 failed)"));
-  const std::vector<std::string> timings{"cpu_seconds", "wall_seconds", "cpu_seconds_spread"};
+  const std::vector<std::string>& timings = liembs::study::timing_columns();
   CHECK(study_test::csv_without(read_file(mpi / "results.csv"), timings) ==
         study_test::csv_without(read_file(dir / "study" / "results.csv"), timings));
   std::map<std::string, std::string> mpi_orders;
@@ -168,7 +173,7 @@ TEST_CASE("study of paper 003: the higher-order algorithms agree across represen
 TEST_CASE("study of paper 004: rA, rp and rε agree, BDF2 and generalized-alpha of order 2, projected RK4 of order 4",
           "[study][papers]") {
   const fs::path dir = scratch("paper-004");
-  const auto rows = run_study("paper-004", "--jobs 2", dir);
+  const auto rows = run_study("paper-004", quick_simulation_timing, dir);
   // The free double pendulum: the same error in the three parameterizations, per integrator and step.
   std::map<std::string, std::map<std::string, double>> errors;  // integrator and step -> group -> error
   int projected = 0;
@@ -239,7 +244,7 @@ TEST_CASE("every study in studies/ runs and writes results.csv, study.json and r
     INFO("studies/" << name << ".toml has no test of its own: run here, with few states if it times algorithms");
     const bool algorithms =
         read_file(LIEMBS_SOURCE_DIR "/studies/" + name + ".toml").find("kind = \"algorithms\"") != std::string::npos;
-    const auto rows = run_study(name, algorithms ? quick_timing : "--jobs 2", scratch(name));
+    const auto rows = run_study(name, algorithms ? quick_timing : quick_simulation_timing, scratch(name));
     CHECK_FALSE(rows.empty());
   }
 }

@@ -1,7 +1,6 @@
 #include <liembs/error.hpp>
 #include <liembs/study/algorithm_timing.hpp>
-
-#include <time.h>
+#include <liembs/study/cpu_time.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -10,16 +9,6 @@
 #include <regex>
 
 namespace liembs::study {
-
-namespace {
-
-double thread_cpu_seconds() {
-  timespec now{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
-}
-
-}  // namespace
 
 std::vector<double> random_states(const std::vector<std::string>& columns, std::size_t states, unsigned long long seed) {
   // q.<dof> is a coordinate; q.<dof>.d<k> (higher-order inputs) is one of its derivatives.
@@ -72,9 +61,9 @@ CallTiming time_calls(BatchEvaluator& evaluator, const std::vector<double>& inpu
   for (long long k = 0; k < warmup; ++k) pass();
   std::vector<double> samples;
   for (long long k = 0; k < repetitions; ++k) {
-    const double start = thread_cpu_seconds();
+    const double start = cpu_seconds_now(CpuClock::thread);
     pass();
-    samples.push_back((thread_cpu_seconds() - start) * 1e9 / static_cast<double>(states));
+    samples.push_back((cpu_seconds_now(CpuClock::thread) - start) * 1e9 / static_cast<double>(states));
   }
   std::sort(samples.begin(), samples.end());
   const std::size_t n = samples.size();

@@ -3,6 +3,7 @@
 #include <liembs/plugin/registry.hpp>
 #include <liembs/sim/run.hpp>
 #include <liembs/study/algorithm_timing.hpp>
+#include <liembs/study/cpu_time.hpp>
 #include <liembs/study/execution.hpp>
 #include <liembs/study/message_passing.hpp>
 #include <liembs/util/interrupt.hpp>
@@ -13,12 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -33,12 +34,6 @@ void set_up_registry(Registry& registry, const PluginSearch& plugins) {
   std::vector<SearchPathEntry> extra;
   for (const auto& path : plugins.paths) extra.push_back({path, "--plugin-path", true});
   registry.prepend_search_path(std::move(extra));
-}
-
-double cpu_seconds_now() {
-  timespec now{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
 // 64-bit FNV-1a: a stable hash of text, the same on every run and machine.
@@ -92,10 +87,10 @@ void run_algorithm_case(const Definition& definition, const Case& item, const Pl
   const std::vector<double> inputs =
       random_states(evaluator.input_columns(), states, static_cast<unsigned long long>(timing.seed));
   std::vector<double> outputs;
-  const double cpu_start = cpu_seconds_now();
+  const double cpu_start = cpu_seconds_now(CpuClock::process);
   const auto wall_start = std::chrono::steady_clock::now();
   const CallTiming timed = time_calls(evaluator, inputs, states, timing.warmup, timing.repetitions, outputs);
-  record.cpu_seconds = cpu_seconds_now() - cpu_start;
+  record.cpu_seconds = cpu_seconds_now(CpuClock::process) - cpu_start;
   record.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   record.ns_per_call_median = timed.ns_median;
   record.ns_per_call_min = timed.ns_min;
@@ -131,6 +126,63 @@ void run_algorithm_case(const Definition& definition, const Case& item, const Pl
   }
 }
 
+// Two runs of a case did the same computation: the same final state and integrator counters,
+// bit for bit.
+bool same_run(const RunSummary& a, const RunSummary& b) {
+  const State &x = a.final_state, &y = b.final_state;
+  auto same = [](const Eigen::VectorXd& u, const Eigen::VectorXd& v) { return u.size() == v.size() && u == v; };
+  auto same_statistics = [](const auto& u, const auto& v) {
+    return std::equal(u.begin(), u.end(), v.begin(), v.end(), [](const auto& p, const auto& q) {
+      return p.first == q.first && (p.second == q.second || (std::isnan(p.second) && std::isnan(q.second)));
+    });
+  };
+  if (a.steps != b.steps || !same_statistics(a.integrator_statistics, b.integrator_statistics) || x.time != y.time ||
+      x.poses.size() != y.poses.size() || !same(x.chart, y.chart) || !same(x.coordinates, y.coordinates) ||
+      !same(x.velocities, y.velocities))
+    return false;
+  for (std::size_t i = 0; i < x.poses.size(); ++i)
+    if (x.poses[i].R != y.poses[i].R || x.poses[i].r != y.poses[i].r) return false;
+  return true;
+}
+
+// The CPU time of a simulation case (docs/studies.md "Cost"), after its measured run `run`
+// gave `measured`: [measure] repetitions timed repetitions, each running the case until the
+// runs have used min_cpu_seconds (as Google Benchmark's min_time); the fastest repetition's
+// time per run is the case's, the slowest's gives the spread. Only execute_run is timed, never
+// loading. The loaded run is run again (Integrator::start restarts it) when a second run
+// repeats the measured one bit for bit; otherwise (a component that keeps state between runs)
+// each run is loaded afresh.
+void time_simulation(const Definition& definition, const Case& item, const PluginSearch& plugins, Run& run,
+                     const RunSummary& measured, CaseRecord& record) {
+  const RunOutput quiet;
+  auto timed = [&](Run& target, RunSummary* summary) {
+    throw_if_interrupted([&] { return "in case '" + item.id + "'"; });
+    const double start = cpu_seconds_now(CpuClock::process);
+    RunSummary result = execute_run(target, quiet);
+    const double seconds = cpu_seconds_now(CpuClock::process) - start;
+    if (summary) *summary = std::move(result);
+    return seconds;
+  };
+  RunSummary again;
+  timed(run, &again);  // untimed: a warm-up, and the check that the loaded run can be run again
+  const bool reuse = same_run(again, measured);
+  auto timed_run = [&] {
+    if (reuse) return timed(run, nullptr);
+    Registry registry;  // declared before the run whose code it holds
+    set_up_registry(registry, plugins);
+    Run fresh = load_run(case_document(definition, item), registry);
+    return timed(fresh, nullptr);
+  };
+  const Measure& measure = definition.measure;
+  record.repetitions = measure.repetitions;
+  for (long long repetition = 0; repetition < measure.repetitions; ++repetition) {
+    const RepeatedRuns repeated = repeat_for_cpu_time(measure.min_cpu_seconds, timed_run);
+    const double per_run = repeated.per_run();
+    if (repetition == 0 || per_run < record.cpu_seconds) record.cpu_seconds = per_run, record.timed_runs = repeated.runs;
+    record.cpu_seconds_slowest = repetition == 0 ? per_run : std::max(record.cpu_seconds_slowest, per_run);
+  }
+}
+
 // A case checked in this process before it is handed to a child: its cache key, or the
 // reason it cannot run.
 struct Prepared {
@@ -146,7 +198,7 @@ Prepared prepare(const Definition& definition, const Case& item, const PluginSea
     auto document = case_document(definition, item);
     const bool algorithms = definition.kind == StudyKind::algorithms;
     Run run = load_run(document, registry, algorithms ? RunPurpose::evaluate : RunPurpose::simulate);
-    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 3\nconfig " +
+    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 4\nconfig " +
                       std::filesystem::absolute(run.config_file).lexically_normal().string() + "\n";
     for (const auto& [kind, name] : {std::pair{Kind::group, run.group_name}, {Kind::algorithm, run.algorithm_name},
                                      {Kind::integrator, run.integrator_name},
@@ -161,7 +213,8 @@ Prepared prepare(const Definition& definition, const Case& item, const PluginSea
         key += "compared with " + compared + " " + registry.find(Kind::representation, compared).version + "\n";
     } else {
       key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
-      key += "repetitions " + std::to_string(definition.measure.repetitions) + "\n";
+      key += "repetitions " + std::to_string(definition.measure.repetitions) + " min_cpu_seconds " +
+             text_of(definition.measure.min_cpu_seconds) + "\n";
     }
     key += document->to_toml();
     prepared.hash = fnv1a_hex(key);
@@ -376,27 +429,12 @@ CaseRecord run_case(const Definition& definition, const Case& item, const Plugin
       record.angular_momentum_drift.push_back((invariants.angular_momentum - momentum_initial).norm());
       record.violations.push_back(sample.violations);
     };
-    const double cpu_start = cpu_seconds_now();
+    // The measured run (untimed): the motion, drifts, violations and counters.
     const RunSummary summary = execute_run(run, output);
-    record.cpu_seconds = record.cpu_seconds_slowest = cpu_seconds_now() - cpu_start;
-    // Runs of a few ms are timed again (a fresh run each, not recorded) and the fastest kept:
-    // one run's time is mostly noise and would make work-precision lines cross.
-    record.repetitions = definition.measure.repetitions;
-    for (long long again = 1; again < definition.measure.repetitions; ++again) {
-      throw_if_interrupted([&] { return "in case '" + item.id + "'"; });
-      Registry repeat_registry;
-      set_up_registry(repeat_registry, plugins);
-      Run repeat = load_run(case_document(definition, item), repeat_registry);
-      RunOutput quiet;
-      const double start = cpu_seconds_now();
-      execute_run(repeat, quiet);
-      const double seconds = cpu_seconds_now() - start;
-      record.cpu_seconds = std::min(record.cpu_seconds, seconds);
-      record.cpu_seconds_slowest = std::max(record.cpu_seconds_slowest, seconds);
-    }
+    time_simulation(definition, item, plugins, run, summary, record);
     record.wall_seconds = summary.wall_seconds;
     record.steps = summary.steps;
-    record.statistics = run.integrator->statistics();
+    record.statistics = summary.integrator_statistics;
     if (!std::isnan(record.statistic("steps"))) record.steps = static_cast<long long>(record.statistic("steps"));
     record.joints = summary.constraint_names;
     for (double& drift : record.energy_drift) drift = relative_change(drift, summary.energy_scale);  // signed

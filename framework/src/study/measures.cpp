@@ -74,7 +74,7 @@ std::string to_json(const CaseRecord& r) {
       {"integrator_order", r.integrator_order}, {"end_time", number(r.end_time)}, {"step_size", number(r.step_size)},
       {"sample_interval", number(r.sample_interval)}, {"cpu_seconds", number(r.cpu_seconds)},
       {"wall_seconds", number(r.wall_seconds)}, {"cpu_seconds_slowest", number(r.cpu_seconds_slowest)},
-      {"steps", r.steps},
+      {"timed_runs", r.timed_runs}, {"steps", r.steps},
       {"statistics_order", [&] {
          json names = json::array();
          for (const auto& entry : r.statistics) names.push_back(entry.first);
@@ -122,6 +122,7 @@ CaseRecord record_from_json(const std::string& text) {
     r.cpu_seconds = number(in.at("cpu_seconds"));
     r.wall_seconds = number(in.at("wall_seconds"));
     r.cpu_seconds_slowest = number(in.at("cpu_seconds_slowest"));
+    r.timed_runs = in.at("timed_runs").get<long long>();
     r.steps = in.at("steps").get<long long>();
     for (const auto& name : in.at("statistics_order"))
       r.statistics.emplace_back(name.get<std::string>(), number(in.at("statistics").at(name.get<std::string>())));

@@ -220,7 +220,7 @@ StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector
 }
 
 const std::vector<std::string>& timing_columns() {
-  static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds", "cpu_seconds_spread",
+  static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds", "cpu_seconds_spread", "timed_runs",
                                                 "ns_per_call_median", "ns_per_call_min", "ratio_to_best"};
   return columns;
 }
@@ -317,7 +317,8 @@ void write_results_csv(const StudyResults& results, std::ostream& out) {
   out << "case,model,role";
   for (const auto& axis : d.axes) out << ',' << csv_text(axis.name);
   out << ",status,failure_kind,group,algorithm,representation,integrator,integrator_order,end_time,step_size"
-         ",steps,rhs_evaluations,newton_iterations,failed_steps,cpu_seconds,wall_seconds,repetitions,cpu_seconds_spread"
+         ",steps,rhs_evaluations,newton_iterations,failed_steps,cpu_seconds,wall_seconds,repetitions,timed_runs"
+         ",cpu_seconds_spread"
          ",pose_error_end,pose_error_max,velocity_error_end,velocity_error_max,reference_error_estimate"
          ",below_reference,observed_order,order_range_min,order_range_max"
          ",energy_drift_max,angular_momentum_drift_max,orthogonality_error_max"
@@ -352,7 +353,8 @@ void write_results_csv(const StudyResults& results, std::ostream& out) {
         << csv_number(r.step_size) << ',' << (r.ok ? std::to_string(r.steps) : "") << ','
         << csv_number(r.right_hand_side_evaluations()) << ',' << csv_number(r.newton_iterations()) << ','
         << csv_number(r.failed_steps()) << ',' << csv_number(r.cpu_seconds) << ',' << csv_number(r.wall_seconds)
-        << ',' << (r.ok ? std::to_string(r.repetitions) : "") << ',' << csv_number(r.cpu_seconds_spread())
+        << ',' << (r.ok ? std::to_string(r.repetitions) : "") << ',' << (r.ok ? std::to_string(r.timed_runs) : "")
+        << ',' << csv_number(r.cpu_seconds_spread())
         << ',' << csv_number(e.pose_end) << ',' << csv_number(e.pose_max) << ',' << csv_number(e.velocity_end)
         << ',' << csv_number(e.velocity_max) << ',' << csv_number(reference_error) << ','
         << (std::isfinite(fitted) && std::isfinite(reference_error) ? (fitted <= reference_error ? "true" : "false")
@@ -468,7 +470,9 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
   out["measure"] = {{"sample_interval", number(d.measure.sample_interval)},
                     {"bodies", d.measure.bodies},
                     {"order_error", d.measure.order_error},
-                    {"targets", d.measure.targets}};
+                    {"targets", d.measure.targets},
+                    {"repetitions", d.measure.repetitions},
+                    {"min_cpu_seconds", d.measure.min_cpu_seconds}};
   json axes = json::array();
   for (const auto& axis : d.axes)
     axes.push_back({{"name", axis.name}, {"keys", axis.keys}, {"labels", axis.labels}, {"ladder", axis.ladder}});
@@ -526,6 +530,7 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
                      {"cpu_seconds", number(r.cpu_seconds)},
                      {"wall_seconds", number(r.wall_seconds)},
                      {"repetitions", r.repetitions},
+                     {"timed_runs", r.timed_runs},
                      {"cpu_seconds_spread", number(r.cpu_seconds_spread())},
                      {"rhs_evaluations", number(r.right_hand_side_evaluations())},
                      {"newton_iterations", number(r.newton_iterations())},

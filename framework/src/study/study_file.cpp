@@ -267,6 +267,8 @@ Definition load_study(const std::shared_ptr<ConfigDocument>& document) {
     definition.measure.ladder_extensions =
         measure->integer_or("ladder_extensions", definition.measure.ladder_extensions, 0, 50);
     definition.measure.repetitions = measure->integer_or("repetitions", definition.measure.repetitions, 1, 1000);
+    definition.measure.min_cpu_seconds = measure->number_or(
+        "min_cpu_seconds", definition.measure.min_cpu_seconds, Range::closed(0.0, Measure::min_cpu_seconds_max));
   }
   document->reject_unused_keys();
   return definition;

@@ -28,11 +28,16 @@ struct CaseRecord {
   std::string group, algorithm, representation, integrator, integrator_description;
   int integrator_order = 0;
   double end_time = not_available, step_size = not_available, sample_interval = not_available;
-  // CPU time of the run: the fastest of `repetitions` runs (simulation cases; [measure]
-  // repetitions; algorithm cases: timed passes), and the slowest, for the spread.
+  // Simulation cases: CPU time per run, the fastest of `repetitions` timed repetitions
+  // ([measure]), each running the case `timed_runs` times or more until the runs have used
+  // [measure] min_cpu_seconds; `timed_runs` is the fastest repetition's runs, and
+  // cpu_seconds_slowest the slowest repetition's time per run, for the spread. The wall time
+  // is the measured run's. Algorithm cases: the time of the whole timing, `repetitions` its
+  // timed passes.
   double cpu_seconds = not_available, wall_seconds = not_available;
   double cpu_seconds_slowest = not_available;
   long long repetitions = 0;
+  long long timed_runs = 0;
   long long steps = 0;
   std::vector<std::pair<std::string, double>> statistics;  // the integrator's counters
   std::vector<std::string> bodies, joints;                 // joints: constraint blocks
@@ -59,7 +64,7 @@ struct CaseRecord {
   double right_hand_side_evaluations() const;  // rkmk: stages x steps; ida: residual evaluations
   double newton_iterations() const;
   double failed_steps() const;  // error-test and convergence failures
-  // (slowest - fastest) / fastest of the timed runs, NaN with fewer than two.
+  // (slowest - fastest) / fastest of the repetitions' times per run, NaN with fewer than two.
   double cpu_seconds_spread() const;
 };
 

@@ -64,8 +64,12 @@ struct Measure {
   // Rungs a ladder may gain at each end so that its errors bracket every target
   // (extend_ladders, docs/studies.md "Cost at matched accuracy"); 0: never extend.
   long long ladder_extensions = 4;
-  // Runs of each simulation case; its CPU time is the fastest, the spread is reported.
+  // Timed repetitions of each simulation case, each running the case again and again until
+  // the runs have used min_cpu_seconds of CPU time (docs/studies.md "Cost"); the case's CPU
+  // time per run is the fastest repetition's, the spread over the repetitions is reported.
   long long repetitions = 3;
+  double min_cpu_seconds = 0.05;
+  static constexpr double min_cpu_seconds_max = 10.0;  // s: a larger value is a mistake, not a measurement
 };
 
 // What the cases of a study do: integrate their run (simulation), or time the run's
