@@ -92,6 +92,10 @@ TEST_CASE("study: ladders are extended until they bracket every target, both met
   // min_cpu_seconds; cpu_seconds is a time per run, the spread is there
   CHECK(study.at("measure").at("min_cpu_seconds") == 0.01);
   CHECK(study.at("measure").at("repetitions") == 2);
+  // and whether the machine was quiet: its load average over 1, 5 and 15 minutes
+  const json& load = study.at("machine").at("load_average");
+  REQUIRE(load.size() == 3);
+  for (const auto& x : load) CHECK(x.get<double>() >= 0);
   for (const auto& item : study.at("cases")) {
     if (item.at("role") != "case") continue;
     INFO(item.at("id"));

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <limits>
@@ -433,6 +434,10 @@ json machine() {
       break;
     }
   m["cores"] = std::thread::hardware_concurrency();
+  // Over the last 1, 5 and 15 minutes, when the results are written: whether the timings were
+  // taken on a quiet machine (a load near the cores means other work shared them).
+  double load[3];
+  if (::getloadavg(load, 3) == 3) m["load_average"] = {load[0], load[1], load[2]};
   return m;
 }
 
