@@ -1,16 +1,21 @@
 // Study measures: the order fit, the cost at matched accuracy, the errors against a
 // reference, the order observed on a problem of known order (rkmk rk4 ~ 4, heun ~ 2), and
-// the CPU time of a case: repeated until it has used [measure] min_cpu_seconds.
+// the CPU time of a case: repeated until it has used [measure] min_cpu_seconds, each
+// repetition on the next CPU.
 #include <catch2/catch.hpp>
 
 #include <liembs/study/cpu_time.hpp>
 #include <liembs/study/execution.hpp>
 #include <liembs/study/results.hpp>
 
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <vector>
 
 using namespace liembs::study;
 namespace fs = std::filesystem;
@@ -235,4 +240,30 @@ TEST_CASE("simulation cases are timed until they have used min_cpu_seconds, the 
   }
   // Timed again, or not: a case's record is cached under its timing settings.
   CHECK(records[0].hash != single[0].hash);
+}
+
+TEST_CASE("CpuRotation runs the thread on one allowed CPU after another, then on all of them again", "[study][timing]") {
+  cpu_set_t before;
+  REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  std::vector<int> allowed;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &before)) allowed.push_back(cpu);
+  {
+    CpuRotation rotation;
+    std::vector<int> visited;
+    for (std::size_t k = 0; k < allowed.size() + 1; ++k) {
+      rotation.move_to(k);
+      visited.push_back(::sched_getcpu());
+    }
+    if (allowed.size() >= 2) {
+      // every allowed CPU once, then the first again
+      CHECK(visited.back() == visited.front());
+      visited.pop_back();
+      std::sort(visited.begin(), visited.end());
+      CHECK(visited == allowed);
+    }
+  }
+  cpu_set_t after;
+  REQUIRE(::sched_getaffinity(0, sizeof after, &after) == 0);
+  CHECK(CPU_EQUAL(&before, &after));
 }

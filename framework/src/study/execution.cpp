@@ -148,8 +148,8 @@ bool same_run(const RunSummary& a, const RunSummary& b) {
 // The CPU time of a simulation case (docs/studies.md "Cost"), after its measured run `run`
 // gave `measured`: [measure] repetitions timed repetitions, each running the case until the
 // runs have used min_cpu_seconds (as Google Benchmark's min_time); the fastest repetition's
-// time per run is the case's, the slowest's gives the spread. Only execute_run is timed, never
-// loading. The loaded run is run again (Integrator::start restarts it) when a second run
+// time per run is the case's, the slowest's gives the spread. The repetitions run on one CPU
+// after another (CpuRotation). Only execute_run is timed, never loading. The loaded run is run again (Integrator::start restarts it) when a second run
 // repeats the measured one bit for bit; otherwise (a component that keeps state between runs)
 // each run is loaded afresh.
 void time_simulation(const Definition& definition, const Case& item, const PluginSearch& plugins, Run& run,
@@ -175,7 +175,9 @@ void time_simulation(const Definition& definition, const Case& item, const Plugi
   };
   const Measure& measure = definition.measure;
   record.repetitions = measure.repetitions;
+  CpuRotation cpus;  // each repetition on the next CPU
   for (long long repetition = 0; repetition < measure.repetitions; ++repetition) {
+    cpus.move_to(static_cast<std::size_t>(repetition));
     const RepeatedRuns repeated = repeat_for_cpu_time(measure.min_cpu_seconds, timed_run);
     const double per_run = repeated.per_run();
     if (repetition == 0 || per_run < record.cpu_seconds) record.cpu_seconds = per_run, record.timed_runs = repeated.runs;
