@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -148,12 +149,13 @@ bool same_run(const RunSummary& a, const RunSummary& b) {
 // The CPU time of a simulation case (docs/studies.md "Cost"), after its measured run `run`
 // gave `measured`: [measure] repetitions timed repetitions, each running the case until the
 // runs have used min_cpu_seconds (as Google Benchmark's min_time); the fastest repetition's
-// time per run is the case's, the slowest's gives the spread. The repetitions run on one CPU
-// after another (CpuRotation). Only execute_run is timed, never loading. The loaded run is run again (Integrator::start restarts it) when a second run
+// time per run is the case's, the slowest's gives the spread. With `rotate_cpus` the
+// repetitions run on one CPU after another (CpuRotation). Only execute_run is timed, never
+// loading. The loaded run is run again (Integrator::start restarts it) when a second run
 // repeats the measured one bit for bit; otherwise (a component that keeps state between runs)
 // each run is loaded afresh.
-void time_simulation(const Definition& definition, const Case& item, const PluginSearch& plugins, Run& run,
-                     const RunSummary& measured, CaseRecord& record) {
+void time_simulation(const Definition& definition, const Case& item, const PluginSearch& plugins, bool rotate_cpus,
+                     Run& run, const RunSummary& measured, CaseRecord& record) {
   const RunOutput quiet;
   auto timed = [&](Run& target, RunSummary* summary) {
     throw_if_interrupted([&] { return "in case '" + item.id + "'"; });
@@ -175,12 +177,16 @@ void time_simulation(const Definition& definition, const Case& item, const Plugi
   };
   const Measure& measure = definition.measure;
   record.repetitions = measure.repetitions;
-  CpuRotation cpus;  // each repetition on the next CPU
+  std::optional<CpuRotation> cpus;
+  if (rotate_cpus) cpus.emplace();
   for (long long repetition = 0; repetition < measure.repetitions; ++repetition) {
-    cpus.move_to(static_cast<std::size_t>(repetition));
+    if (cpus) cpus->move_to(static_cast<std::size_t>(repetition));
     const RepeatedRuns repeated = repeat_for_cpu_time(measure.min_cpu_seconds, timed_run);
     const double per_run = repeated.per_run();
-    if (repetition == 0 || per_run < record.cpu_seconds) record.cpu_seconds = per_run, record.timed_runs = repeated.runs;
+    if (repetition == 0 || per_run < record.cpu_seconds) {
+      record.cpu_seconds = per_run;
+      record.timed_runs = repeated.runs;
+    }
     record.cpu_seconds_slowest = repetition == 0 ? per_run : std::max(record.cpu_seconds_slowest, per_run);
   }
 }
@@ -267,13 +273,13 @@ const std::string interrupted_prefix = "interrupted ";
 // Runs a case in a child process that stores its record atomically in the cache and leaves
 // without running the parent's exit handlers (its plugins and files belong to the parent).
 pid_t start_case_process(const Definition& definition, const Case& item, const std::string& hash,
-                         const std::filesystem::path& output, const PluginSearch& plugins) {
+                         const std::filesystem::path& output, const PluginSearch& plugins, bool alone) {
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("cannot start a process for a case: ") + std::strerror(errno));
   if (pid > 0) return pid;
   int status = 0;
   try {
-    CaseRecord record = run_case(definition, item, plugins);
+    CaseRecord record = run_case(definition, item, plugins, alone);
     record.hash = hash;
     AtomicFile file(record_path(output, hash));
     file.stream() << to_json(record) << "\n";
@@ -349,7 +355,7 @@ void serve_cases(const Definition& definition, const std::vector<Case>& cases, c
       world.send(0, result_tag, interrupted_prefix + std::to_string(stopped_by));
       continue;
     }
-    const pid_t pid = start_case_process(definition, cases[index], hash, output, options.plugins);
+    const pid_t pid = start_case_process(definition, cases[index], hash, output, options.plugins, false);
     int status = 0;
     for (;;) {
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
@@ -384,7 +390,7 @@ void serve_cases(const Definition& definition, const std::vector<Case>& cases, c
 
 }  // namespace
 
-CaseRecord run_case(const Definition& definition, const Case& item, const PluginSearch& plugins) {
+CaseRecord run_case(const Definition& definition, const Case& item, const PluginSearch& plugins, bool alone) {
   CaseRecord record;
   record.id = item.id;
   try {
@@ -433,7 +439,7 @@ CaseRecord run_case(const Definition& definition, const Case& item, const Plugin
     };
     // The measured run (untimed): the motion, drifts, violations and counters.
     const RunSummary summary = execute_run(run, output);
-    time_simulation(definition, item, plugins, run, summary, record);
+    time_simulation(definition, item, plugins, alone, run, summary, record);
     record.wall_seconds = summary.wall_seconds;
     record.steps = summary.steps;
     record.statistics = summary.integrator_statistics;
@@ -630,7 +636,8 @@ std::vector<CaseRecord> execute_cases(const Definition& definition, const std::v
       }
       while (next < pending.size() && running.size() < jobs) {
         const std::size_t index = pending[next++];
-        const pid_t pid = start_case_process(definition, cases[index], hashes[index], output, options.plugins);
+        const pid_t pid =
+            start_case_process(definition, cases[index], hashes[index], output, options.plugins, jobs == 1);
         running[pid] = {index, std::chrono::steady_clock::now()};
         report();
       }
