@@ -11,7 +11,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/io/npy.hpp>
 #include <liembs/plugin/representation.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -14,9 +14,10 @@
 // spatial four-bar of configs/four-bar/ (1 degree of freedom, dynamics only) always.
 #include "bench_support.hpp"
 
-#include <liembs/plugin/registry.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/sim/constrained_system.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <benchmark/benchmark.h>
 

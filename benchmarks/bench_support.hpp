@@ -4,7 +4,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_state.hpp>
 #include <liembs/lie/se3.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 
 #include <benchmark/benchmark.h>
 

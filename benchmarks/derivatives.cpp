@@ -10,14 +10,15 @@
 //
 // Models: the iiwa-like arm, a chain of 24 revolute joints and the floating torso with four
 // limbs of six joints.
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
-#include <liembs/model/urdf_import.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/loaders/urdf_import.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
 #include <support/model_generators.hpp>

@@ -1,10 +1,11 @@
 // Cost of the Lie group primitives and of one Munthe-Kaas RK4 step of a free body on each
 // group, called through the plugin interfaces as a run does.
+#include <liembs/config/config_table.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3xr3.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/sim/invariants.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -16,11 +16,12 @@
 //    it is timed at; a mismatch aborts the run.
 // Inputs as the paper's Table 4: a random state and random u^(1..r+1); the forces of H-GABI
 // are H-GRNE's of those (so H-GABI returns the rates).
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
-#include <liembs/model/urdf_import.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/loaders/urdf_import.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
 #include "ad-baseline/nested_derivatives.hpp"

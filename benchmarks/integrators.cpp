@@ -23,8 +23,9 @@
 // spherical double pendulum (see rows()).
 #include "bench_support.hpp"
 
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -18,8 +18,9 @@
 
 #include <support/model_generators.hpp>
 
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -6,11 +6,12 @@
 //
 // Without --model: the iiwa-like arm, chains of 6..96 revolute joints with random axes and
 // full inertia tensors, and a floating torso with 4 limbs of 6 joints.
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/elemental_mass_matrix.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
-#include <liembs/model/urdf_import.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/loaders/urdf_import.hpp>
+#include <liembs/host/registry.hpp>
 
 #include <peers/peer.hpp>
 #include "bench_support.hpp"

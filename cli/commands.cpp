@@ -1,12 +1,13 @@
 #include "commands.hpp"
 
 #include <liembs/batch/batch_evaluation.hpp>
+#include <liembs/config/config_table.hpp>
 #include <liembs/host/output_schema.hpp>
 #include <liembs/host/plugin_options.hpp>
 
 #include <liembs/error.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/util/nearest_name.hpp>
 

@@ -1,8 +1,8 @@
 #pragma once
 // Subcommands of the liembs program. Each returns the process exit status.
 #include <liembs/config/config_table.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 
 #include <boost/program_options.hpp>
 

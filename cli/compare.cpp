@@ -4,8 +4,8 @@
 
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/io/file_guard.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/interrupt.hpp>
 
 #include <boost/program_options.hpp>

@@ -5,8 +5,8 @@
 
 #include <liembs/batch/evaluate_file.hpp>
 #include <liembs/error.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/progress_line.hpp>
 
 #include <boost/program_options.hpp>

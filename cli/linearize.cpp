@@ -1,11 +1,11 @@
 // liembs linearize: A and B of x' = f(x, tau) of a tree about the run's initial state or the
-// state its integrator reaches at --at T (liembs/sim/linearization.hpp, docs/derivatives.md
+// state its integrator reaches at --at T (liembs/host/linearization.hpp, docs/derivatives.md
 // "Linearization").
 #include "commands.hpp"
 
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/linearization.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/linearization.hpp>
+#include <liembs/host/run.hpp>
 
 #include <boost/program_options.hpp>
 

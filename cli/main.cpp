@@ -2,7 +2,7 @@
 // list the available plugins.
 #include "commands.hpp"
 
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
 

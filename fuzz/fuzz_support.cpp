@@ -2,8 +2,8 @@
 
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 
 #include <unistd.h>
 

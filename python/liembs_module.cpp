@@ -13,10 +13,10 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/io/csv.hpp>
 #include <liembs/io/file_guard.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/sim/column_names.hpp>
-#include <liembs/sim/linearization.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/linearization.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/study/study_run.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/version.hpp>
@@ -661,7 +661,7 @@ py::dict validate(const Source& source, const std::vector<std::string>& set) {
 }
 
 // A and B of x' = f(x, tau) about the run's initial state or the state at time `at`, as
-// `liembs linearize` (liembs/sim/linearization.hpp): the same numbers as A.csv, B.csv and the
+// `liembs linearize` (liembs/host/linearization.hpp): the same numbers as A.csv, B.csv and the
 // entries of linearization.json; with `output`, those files are written too.
 py::dict linearize(const Source& source, const std::vector<std::string>& set, std::optional<double> at,
                    const std::optional<std::string>& output) {

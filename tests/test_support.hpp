@@ -2,8 +2,8 @@
 // Helpers shared by the test programs: a registry on the build tree's plugin folder and
 // runs assembled from TOML text or the files in tests/data.
 #include <liembs/config/config_table.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 
 #include <memory>
 #include <string>

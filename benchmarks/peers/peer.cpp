@@ -2,7 +2,7 @@
 #include <peers/peer_detail.hpp>
 
 #include <liembs/lie/so3.hpp>
-#include <liembs/model/urdf_import.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 
 #include <Eigen/Geometry>
 

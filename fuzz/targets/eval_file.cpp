@@ -9,7 +9,7 @@
 #include <liembs/batch/evaluate_file.hpp>
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <cstdio>
 #include <cstdlib>

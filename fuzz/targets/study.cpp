@@ -5,7 +5,7 @@
 #include "../fuzz_support.hpp"
 
 #include <liembs/config/config_table.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/study/study_file.hpp>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Algorithm plugin newton-euler: forward dynamics in absolute coordinates. Every body
 // has its own pose on the run's group; joints are holonomic constraints between bodies
-// (liembs/dynamics/joint_constraints.hpp), and the equations are the constrained
+// (liembs/sim/joint_constraints.hpp), and the equations are the constrained
 // Newton-Euler equations of paper 002 eq. 1:
 //   M V' + J^T lambda = Q,   q' = q V,   g(q) = 0.
 // Per body, in the body frame (paper 000's Newton-Euler equations in body-fixed
@@ -16,7 +16,8 @@
 // The model's geometric constraints (DP1, DP2, D, CD of paper 004, possibly driven by f(t))
 // follow the joints' rows, and the parameterization's internal constraints (rp: p^T p = 1)
 // come last.
-#include <liembs/dynamics/joint_constraints.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/sim/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>

@@ -10,15 +10,16 @@
 // (docs/derivatives.md, docs/algorithms.md). A floating base moves on the run's group;
 // its velocity coordinates are converted to and from the body twist the algorithms use.
 // Joints that close loops are cut (the topology names them) and become loop-closure
-// constraints on the tree (liembs/dynamics/joint_constraints.hpp): the run then solves
+// constraints on the tree (liembs/sim/joint_constraints.hpp): the run then solves
 // the index-1 system with M from CRBA and Q from RNEA at zero acceleration, whichever of
 // aba and crba-cholesky was chosen, since M itself is needed.
 // Joints with a prescribed motion q(t) ([model.prescribed], docs/prescribed-motion.md) make
 // the run hybrid dynamics: "aba" solves it by H-GHYB at order 0 (paper 003 Algorithm 4),
 // "crba-cholesky" by the mass matrix partitioned into free and prescribed rows.
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/centroidal_algorithms.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
-#include <liembs/dynamics/joint_constraints.hpp>
+#include <liembs/sim/joint_constraints.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_geometric_derivatives.hpp>

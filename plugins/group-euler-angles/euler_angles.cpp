@@ -12,6 +12,7 @@
 // |sin theta| >= 1/sqrt(2)): the angles are re-extracted from R and e' recomputed from
 // omega_body, so the pose and the body twist are kept (docs/configuration-spaces.md).
 //   T = [[F B(e), 0], [0, R^T]],   T' v = (F B'(e, e') e', -omega x R^T r').
+#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/plugin.hpp>
 
 #include <algorithm>

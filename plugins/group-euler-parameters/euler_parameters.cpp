@@ -18,6 +18,7 @@
 // multiplier) only where p^T p' = 0, which index-3 BDF does not enforce, so their discrete
 // motions differ by O(h) (tests/parameterizations/test_rp_gyroscopic_forms.cpp). M is singular
 // along p (G p = 0): the solvers factor the whole saddle-point matrix then (SaddlePointSolver).
+#include <liembs/config/config_table.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/plugin/plugin.hpp>
 

@@ -1,6 +1,7 @@
 // Group plugin SE3: a free body's configuration on the semidirect product SE(3) with
 // body-fixed twists V = (omega, R^T r') as velocity coordinates (paper 002, section 2.1):
 // T = 1, T' V = 0.
+#include <liembs/config/config_table.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/plugin/plugin.hpp>
 

@@ -4,6 +4,7 @@
 // space and these velocities (A on SO(3) with A <- A exp(theta~), body omega_bar, global r';
 // 004 eqs. 8, 12, 30b, 32), only its coordinates are ordered (r', omega_bar).
 //   T = diag(1, R^T),  T' V = (0, d/dt(R^T) r') = (0, -omega x R^T r').
+#include <liembs/config/config_table.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/lie/so3xr3.hpp>
 #include <liembs/plugin/plugin.hpp>

@@ -29,6 +29,8 @@
 // given): the ODE form V' = F, Newton's systems solved by GMRES on products of the exact
 // Newton matrix of R(a) = a - F, each a directional difference of R (one O(n) forward dynamics);
 // no n x n matrix is formed or factored (KrylovSolver; docs/newton-matrices.md, "Long chains").
+#include <liembs/config/config_table.hpp>
+#include <liembs/config/solver_options.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>

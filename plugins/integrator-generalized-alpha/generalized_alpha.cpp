@@ -31,6 +31,8 @@
 // GMRES on products of the exact iteration matrix, each a directional difference of the
 // residual A - F (one O(n) forward dynamics, the articulated-body recursion), so no n x n
 // matrix is formed or factored (KrylovSolver; docs/newton-matrices.md, "Long chains").
+#include <liembs/config/config_table.hpp>
+#include <liembs/config/solver_options.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>

@@ -51,6 +51,8 @@
 // products J v by IDA's difference quotients of F, one forward dynamics each, no
 // preconditioner) with linear_solver = "gmres", and by default from matrix_free_threshold velocity
 // coordinates on; no 2n x 2n matrix is formed or factored (docs/newton-matrices.md, "Long chains").
+#include <liembs/config/config_table.hpp>
+#include <liembs/config/solver_options.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>

@@ -10,6 +10,7 @@
 //                  whose lambda give the reaction forces (-J^T lambda on the bodies).
 // The mechanism must have as many independent constraints as velocity coordinates; any
 // other is refused at the first step with its number of degrees of freedom.
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>

@@ -1,6 +1,7 @@
 #pragma once
 // Explicit Butcher tableaus for the Munthe-Kaas integrator: the named ones and a custom
 // tableau read from TOML, with its classical order found from the order conditions.
+#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/options.hpp>
 
 #include <Eigen/Core>

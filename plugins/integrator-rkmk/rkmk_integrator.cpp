@@ -9,6 +9,7 @@
 // (off by default, so the paper's unstabilized drifts are reproduced).
 #include "butcher_tableau.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/constrained_system.hpp>

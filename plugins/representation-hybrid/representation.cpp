@@ -1,6 +1,7 @@
 // Representation plugin hybrid: the recursive algorithms of
 // liembs/dynamics/recursive_algorithms.hpp and derivative_algorithms.hpp instantiated with the Hybrid policy.
-#include <liembs/dynamics/representation_component.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/plugin/representation_component.hpp>
 #include <liembs/plugin/plugin.hpp>
 
 LIEMBS_PLUGIN(registrar) {

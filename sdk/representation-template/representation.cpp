@@ -12,7 +12,8 @@
 // and call (000 eq. 72a). Every result equals the built-in representations' to round-off;
 // the cost differs. Change any operation of the policy (or write one from scratch against
 // the same operations) and the algorithms follow.
-#include <liembs/dynamics/representation_component.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/plugin/representation_component.hpp>
 #include <liembs/plugin/plugin.hpp>
 
 namespace {

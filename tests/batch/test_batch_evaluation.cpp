@@ -7,7 +7,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/representation.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <catch2/catch.hpp>
 

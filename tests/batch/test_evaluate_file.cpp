@@ -7,7 +7,7 @@
 #include <liembs/error.hpp>
 #include <liembs/io/csv.hpp>
 #include <liembs/io/npy.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/interrupt.hpp>
 
 #include <catch2/catch.hpp>

@@ -4,6 +4,7 @@
 // the failure paths.
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>

@@ -4,7 +4,7 @@
 // against J V' - Phi''_FD along a motion quadratic in the exponential coordinates, and nu
 // against Phi'_FD); composite joints vanishing along their motions with the rank of Table 1;
 // the alternate-driver swap.
-#include <liembs/dynamics/joint_constraints.hpp>
+#include <liembs/sim/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>
 

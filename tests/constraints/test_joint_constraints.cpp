@@ -1,9 +1,9 @@
-// Joints as constraints (liembs/dynamics/joint_constraints.hpp), checked against their
+// Joints as constraints (liembs/sim/joint_constraints.hpp), checked against their
 // definitions: every joint type's rows vanish, with their velocity J V, along random
 // motions of the joint; J is the derivative of g along the body-twist retraction
 // C exp(e xi) (finite differences); eta = -J' V is minus the second derivative of g along
 // motions with constant body twists; redundant rows of a planar loop are found.
-#include <liembs/dynamics/joint_constraints.hpp>
+#include <liembs/sim/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>

@@ -6,8 +6,10 @@
 // the TOML and JSON readers.
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/util/warning.hpp>

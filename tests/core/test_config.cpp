@@ -52,6 +52,34 @@ TEST_CASE("keys nobody reads are rejected with a suggestion", "[config]") {
   CHECK_THROWS_WITH(typo->reject_unused_keys(), Contains("did you mean 'name'?"));
 }
 
+TEST_CASE("an unknown key in a table with a declared owner names the owner and its keys", "[config]") {
+  // The owner's keys are suggestions even when its reader never asked for them (rho_infinity is
+  // read only when given), and the message lists them with the owner's help.
+  auto document = parse("[integrator]\nname = \"x\"\nrho_infinty = 0.5\n[other]\nrho_infinty = 1\n");
+  ConfigTable integrator = document->root().table("integrator");
+  integrator.string("name");
+  integrator.declare_owner("integrator 'x'", {"rho_infinity", "tolerance"}, "liembs plugins --options x");
+  document->root().table("other");
+  try {
+    document->reject_unused_keys();
+    FAIL("unknown keys accepted");
+  } catch (const ConfigError& error) {
+    const std::string message = error.what();
+    const std::string owned = message.substr(0, message.find('\n'));
+    const std::string unowned = message.substr(message.find('\n') + 1);
+    CHECK_THAT(owned, Contains("unknown key 'integrator.rho_infinty' (did you mean 'rho_infinity'?)") &&
+                          Contains("integrator 'x' has no option 'rho_infinty'; its options: rho_infinity, tolerance "
+                                   "(liembs plugins --options x)"));
+    // The other table has no owner: no list, no suggestion from the owner's keys.
+    CHECK_THAT(unowned, Contains("unknown key 'other.rho_infinty'"));
+    CHECK(unowned.find("has no option") == std::string::npos);
+    CHECK(unowned.find("did you mean") == std::string::npos);
+  }
+  auto none = parse("[group]\nname = \"SE3\"\ntolerance = 1\n");
+  none->root().table("group").declare_owner("group 'SE3'", {}, "");
+  CHECK_THROWS_WITH(none->reject_unused_keys(), Contains("group 'SE3' has no option 'tolerance', it has no options"));
+}
+
 TEST_CASE("unread sections and array-of-table entries are rejected", "[config]") {
   auto document = parse("[[bodies]]\nname = \"a\"\nmass = 1\n[[bodies]]\nname = \"b\"\nmas = 1\n[extra]\nx = 1\n");
   for (const auto& body : document->root().table_array("bodies")) {

@@ -2,6 +2,7 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
 
 #include <catch2/catch.hpp>

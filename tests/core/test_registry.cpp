@@ -2,8 +2,9 @@
 #include "../support/cli_process.hpp"
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/util/warning.hpp>
 
 #include <catch2/catch.hpp>

@@ -4,7 +4,8 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
-#include <liembs/model/urdf_import.hpp>
+#include <liembs/loaders/model_file.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_derivatives.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
-#include <liembs/model/urdf_import.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 
 #include <adolc_taylor.hpp>
 #include <nested_derivatives.hpp>

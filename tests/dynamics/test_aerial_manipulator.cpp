@@ -8,6 +8,7 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/higher_order_dynamics.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
 
 #include <catch2/catch.hpp>

@@ -13,8 +13,9 @@
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/lie/se3.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
 #include <catch2/catch.hpp>

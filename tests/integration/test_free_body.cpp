@@ -4,6 +4,7 @@
 // closed-form solutions (torque-free symmetric top, free fall, constant torque).
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/state_space.hpp>

@@ -5,6 +5,7 @@
 
 #include "../support/cartesian_pendulum.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/plugin/integrator.hpp>

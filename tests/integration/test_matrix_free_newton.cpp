@@ -9,6 +9,7 @@
 
 #include <support/model_generators.hpp>
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/sim/krylov_solver.hpp>
 

@@ -13,6 +13,7 @@
 #include <random_trees.hpp>
 #include <representation_plugins.hpp>
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/newton_derivatives.hpp>

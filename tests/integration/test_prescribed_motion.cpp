@@ -14,6 +14,7 @@
 #include "../support/cli_process.hpp"
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/dynamics/tree_dynamics.hpp>
 #include <liembs/error.hpp>

@@ -7,6 +7,7 @@
 
 #include "../support/cartesian_pendulum.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/state_space.hpp>
 

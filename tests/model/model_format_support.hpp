@@ -4,13 +4,13 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/lie/so3.hpp>
-#include <liembs/model/urdf_import.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/loaders/urdf_import.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
 #include "../test_support.hpp"
 
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,6 +5,7 @@
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
 
 #include <catch2/catch.hpp>

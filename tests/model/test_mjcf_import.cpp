@@ -6,7 +6,7 @@
 #include "../support/cli_process.hpp"
 
 #include <liembs/error.hpp>
-#include <liembs/model/mjcf_import.hpp>
+#include <liembs/loaders/mjcf_import.hpp>
 #include <liembs/model/topology.hpp>
 #include <liembs/util/warning.hpp>
 

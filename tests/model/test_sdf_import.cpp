@@ -6,7 +6,8 @@
 #include "../support/cli_process.hpp"
 
 #include <liembs/error.hpp>
-#include <liembs/model/sdf_import.hpp>
+#include <liembs/loaders/mjcf_import.hpp>
+#include <liembs/loaders/sdf_import.hpp>
 #include <liembs/model/topology.hpp>
 #include <liembs/model/visual_shapes.hpp>
 #include <liembs/util/warning.hpp>

@@ -7,9 +7,10 @@
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/topology.hpp>
-#include <liembs/model/urdf_import.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 
 #include <catch2/catch.hpp>
 

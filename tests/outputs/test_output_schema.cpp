@@ -5,6 +5,7 @@
 #include "../support/cli_process.hpp"
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/kinematic_tree.hpp>
 #include <liembs/host/output_schema.hpp>
 #include <liembs/plugin/abi.hpp>

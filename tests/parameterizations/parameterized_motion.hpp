@@ -1,7 +1,8 @@
 #pragma once
 // A run of a config file to its end, for comparing parameterizations: the bodies' final
 // poses and body twists, the summary and the integrator's statistics.
-#include <liembs/sim/run.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/host/run.hpp>
 
 #include <map>
 #include <memory>

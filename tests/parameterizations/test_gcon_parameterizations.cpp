@@ -9,11 +9,12 @@
 // of eq. 28 for re). Also checked: nu = f'(t) the same in all four (0 on rp's normalization
 // rows) and the acceleration level, J v' - eta equal across them for the same body twist
 // rates (it is J_b V_b' - eta_b, independent of T'v).
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/algorithm.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/sim/constrained_system.hpp>
 
 #include <catch2/catch.hpp>

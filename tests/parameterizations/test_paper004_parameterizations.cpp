@@ -7,9 +7,10 @@
 // normalization held by its constraint.
 #include "parameterized_motion.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,6 +5,7 @@
 // and the constrained examples of paper 002.
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/sim/constrained_system.hpp>

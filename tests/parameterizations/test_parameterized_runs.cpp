@@ -6,6 +6,7 @@
 #include "../test_support.hpp"
 #include "parameterized_motion.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/sim/constrained_system.hpp>
 

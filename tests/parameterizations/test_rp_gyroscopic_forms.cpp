@@ -15,6 +15,7 @@
 // once per step.
 #include "parameterized_motion.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/lie/so3.hpp>
 
 #include <catch2/catch.hpp>

@@ -6,7 +6,7 @@
 
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>
-#include <liembs/model/urdf_import.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 
 #include <catch2/catch.hpp>
 

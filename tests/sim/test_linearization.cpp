@@ -1,4 +1,4 @@
-// Linearization of a tree about a state (liembs/sim/linearization.hpp): A and B against
+// Linearization of a tree about a state (liembs/host/linearization.hpp): A and B against
 // central differences of f on the group in every representation (a fixed-base revolute-
 // prismatic chain with gravity and loads, a floating-base arm with and without gravity) at
 // random states with nonzero velocities; the base rows of f against differences of the
@@ -6,11 +6,12 @@
 // representation without derivatives agrees with the analytic A and B; a pendulum's
 // eigenvalues in closed form at the bottom and the top; --at's integration; bad times and
 // non-tree runs rejected.
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/plugin/representation.hpp>
-#include <liembs/sim/linearization.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/linearization.hpp>
+#include <liembs/host/run.hpp>
 
 #include <catch2/catch.hpp>
 

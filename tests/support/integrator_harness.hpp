@@ -4,6 +4,7 @@
 // and fixed-step integration from the dynamics' initial state.
 #include "../test_support.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/sim/state_space.hpp>
 

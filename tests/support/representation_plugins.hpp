@@ -4,7 +4,7 @@
 // created from its libraries; `problems` says what is missing, and why (a missing plugin
 // is a test failure, never a silent skip).
 #include <liembs/config/config_table.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/plugin/representation.hpp>
 
 #include <Eigen/Core>

@@ -1,5 +1,6 @@
 // A minimal integrator plugin (explicit Lie-Euler) used by the registry error-path tests;
 // compile definitions turn it into a broken variant (see CMakeLists.txt).
+#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/plugin.hpp>
 #include <liembs/sim/state_space.hpp>
 

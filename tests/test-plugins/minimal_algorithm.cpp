@@ -4,6 +4,7 @@
 // origin, W the gravity wrench), and no capabilities() at all. The tests run it with the
 // implicit integrators and check the stated fallbacks (ODE form, differenced Newton matrix)
 // and that the motion equals the built-in newton-euler's.
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>
 #include <liembs/model/model.hpp>

@@ -3,6 +3,7 @@
 // large, so every algorithm it computes differs from the true representations by about
 // 1e-3 relative. It binds tree dynamics only: it declares no OPTIONAL operation
 // (RepresentationCapabilities), so it has no derivatives and no higher orders.
+#include <liembs/config/config_table.hpp>
 #include <liembs/dynamics/recursive_algorithms.hpp>
 #include <liembs/error.hpp>
 #include <liembs/plugin/plugin.hpp>

@@ -6,6 +6,8 @@
 
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
+#include <liembs/loaders/model_file.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/visual_shapes.hpp>
 #include <liembs/view/run_view.hpp>

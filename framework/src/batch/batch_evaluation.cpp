@@ -2,7 +2,7 @@
 #include <liembs/batch/batch_evaluation.hpp>
 
 #include <liembs/error.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/interrupt.hpp>
 
 #include <sched.h>

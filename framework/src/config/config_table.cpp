@@ -32,6 +32,13 @@ struct ConfigDocument::Impl {
     std::string previous, assignment;
   };
   std::unordered_map<const toml::node*, Switch> switched;
+  // Tables a declared reader owns (ConfigTable::declare_owner).
+  struct Owner {
+    std::string name;
+    std::vector<std::string> keys;
+    std::string help;
+  };
+  mutable std::unordered_map<const toml::node*, Owner> owners;
 };
 
 namespace {
@@ -100,22 +107,6 @@ std::string toml_text(const toml::node& node) {
 }
 
 }  // namespace
-
-bool Range::contains(double x) const {
-  if (!std::isfinite(x)) return false;
-  if (min_exclusive ? !(x > min) : !(x >= min)) return false;
-  if (max_exclusive ? !(x < max) : !(x <= max)) return false;
-  return true;
-}
-
-std::string Range::describe() const {
-  const bool has_min = std::isfinite(min), has_max = std::isfinite(max);
-  if (!has_min && !has_max) return "a finite number";
-  if (has_min && !has_max) return std::string(min_exclusive ? "> " : ">= ") + shortest_number(min);
-  if (!has_min) return std::string(max_exclusive ? "< " : "<= ") + shortest_number(max);
-  return std::string("in ") + (min_exclusive ? "(" : "[") + shortest_number(min) + ", " +
-         shortest_number(max) + (max_exclusive ? ")" : "]");
-}
 
 // ---------------------------------------------------------------------------------------
 // ConfigDocument
@@ -189,6 +180,13 @@ void ConfigDocument::mark_used(const void* node) const {
 }
 void ConfigDocument::note_asked(const void* table, std::string_view key) const {
   impl_->asked[static_cast<const toml::node*>(table)].emplace(key);
+}
+
+void ConfigDocument::set_owner(const void* table, std::string owner, std::vector<std::string> keys,
+                               std::string help) const {
+  auto& asked = impl_->asked[static_cast<const toml::node*>(table)];
+  asked.insert(keys.begin(), keys.end());
+  impl_->owners[static_cast<const toml::node*>(table)] = {std::move(owner), std::move(keys), std::move(help)};
 }
 bool ConfigDocument::is_used(const void* node) const {
   return impl_->used.count(static_cast<const toml::node*>(node)) > 0;
@@ -303,6 +301,12 @@ void ConfigDocument::reject_unused_keys() const {
             std::string message = location_of(&value) + ": unknown key '" + path + "'";
             const std::string suggestion = nearest_name(key.str(), known);
             if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+            if (const auto owner = impl_->owners.find(&table); owner != impl_->owners.end()) {
+              const auto& [name, keys, help] = owner->second;
+              message += "; " + name + " has no option '" + std::string(key.str()) + "'" +
+                         (keys.empty() ? ", it has no options" : "; its options: " + join_names(keys)) +
+                         (help.empty() ? "" : " (" + help + ")");
+            }
             problems.push_back(message);
             continue;
           }
@@ -341,6 +345,10 @@ std::string ConfigTable::location(std::string_view key) const {
   if (!key.empty())
     if (const void* node = find(key)) return document_->location_of(node);
   return document_->location_of(node_);
+}
+
+void ConfigTable::declare_owner(std::string owner, std::vector<std::string> keys, std::string help) const {
+  document_->set_owner(node_, std::move(owner), std::move(keys), std::move(help));
 }
 
 void ConfigTable::fail(std::string_view key, std::string_view message) const {

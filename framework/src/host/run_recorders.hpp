@@ -6,7 +6,7 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/progress_line.hpp>
 
 #include <memory>

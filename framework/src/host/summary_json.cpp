@@ -1,9 +1,9 @@
 // summary.json: every key through summary_key() (host/output_schema.cpp), so a key written
 // here is declared, with its unit and meaning, in the one schema the docs are generated from.
-#include "../sim/run_json.hpp"
+#include "../host/run_json.hpp"
 
 #include <liembs/host/output_schema.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/version.hpp>
 
 #include <liembs_build_info.hpp>

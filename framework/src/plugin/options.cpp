@@ -65,6 +65,7 @@ OptionSpec OptionSpec::number(std::string key, double fallback, Range range, std
   OptionSpec spec = make(std::move(key), OptionType::number, std::move(description));
   spec.range = range;
   spec.default_value = shortest_number(fallback);
+  spec.number_default = fallback;
   if (!range.contains(fallback)) throw std::logic_error("option " + spec.key + ": the default is outside the range");
   return spec;
 }
@@ -75,6 +76,7 @@ OptionSpec OptionSpec::integer(std::string key, long long fallback, long long mi
   spec.min = min;
   spec.max = max;
   spec.default_value = std::to_string(fallback);
+  spec.integer_default = fallback;
   if (fallback < min || fallback > max) throw std::logic_error("option " + spec.key + ": the default is outside the range");
   return spec;
 }
@@ -82,6 +84,7 @@ OptionSpec OptionSpec::integer(std::string key, long long fallback, long long mi
 OptionSpec OptionSpec::boolean(std::string key, bool fallback, std::string description) {
   OptionSpec spec = make(std::move(key), OptionType::boolean, std::move(description));
   spec.default_value = fallback ? "true" : "false";
+  spec.boolean_default = fallback;
   return spec;
 }
 
@@ -94,6 +97,7 @@ OptionSpec OptionSpec::choice(std::string key, std::vector<std::string> allowed,
     for (const auto& choice : spec.choices) known = known || choice == fallback;
     if (!known) throw std::logic_error("option " + spec.key + ": the default is not one of the choices");
     spec.default_value = in_quotes(fallback);
+    spec.text_default = fallback;
   }
   return spec;
 }
@@ -101,6 +105,7 @@ OptionSpec OptionSpec::choice(std::string key, std::vector<std::string> allowed,
 OptionSpec OptionSpec::string(std::string key, std::string fallback, std::string description) {
   OptionSpec spec = make(std::move(key), OptionType::string, std::move(description));
   spec.default_value = in_quotes(fallback);
+  spec.text_default = fallback;
   return spec;
 }
 
@@ -165,69 +170,6 @@ const OptionSpec& OptionDeclaration::spec(std::string_view key, OptionType type)
       return spec;
     }
   throw std::logic_error("option '" + std::string(key) + "' is read but not declared");
-}
-
-double OptionDeclaration::number(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::number);
-  if (s.default_value.empty()) return table.number(key, s.range);
-  return table.number_or(key, std::stod(s.default_value), s.range);
-}
-
-long long OptionDeclaration::integer(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::integer);
-  if (s.default_value.empty()) return table.integer(key, s.min, s.max);
-  return table.integer_or(key, std::stoll(s.default_value), s.min, s.max);
-}
-
-bool OptionDeclaration::boolean(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::boolean);
-  if (s.default_value.empty()) throw std::logic_error("option '" + s.key + "' has no default; read it with contains()");
-  return table.boolean_or(key, s.default_value == "true");
-}
-
-std::string OptionDeclaration::choice(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::choice);
-  if (s.default_value.empty()) return table.choice(key, s.choices);
-  return table.choice_or(key, s.choices, s.default_value.substr(1, s.default_value.size() - 2));
-}
-
-std::string OptionDeclaration::string(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::string);
-  if (s.default_value.empty()) return table.string(key);
-  return table.string_or(key, s.default_value.substr(1, s.default_value.size() - 2));
-}
-
-std::optional<double> OptionDeclaration::optional_number(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::number);
-  if (!table.contains(key)) return std::nullopt;
-  return table.number(key, s.range);
-}
-
-std::optional<std::string> OptionDeclaration::optional_choice(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::choice);
-  if (!table.contains(key)) return std::nullopt;
-  return table.choice(key, s.choices);
-}
-
-std::optional<bool> OptionDeclaration::optional_boolean(const ConfigTable& table, std::string_view key) const {
-  spec(key, OptionType::boolean);
-  if (!table.contains(key)) return std::nullopt;
-  return table.boolean_or(key, false);
-}
-
-std::vector<double> OptionDeclaration::numbers(const ConfigTable& table, std::string_view key) const {
-  const OptionSpec& s = spec(key, OptionType::numbers);
-  return table.numbers(key, s.range);
-}
-
-std::vector<std::string> OptionDeclaration::strings(const ConfigTable& table, std::string_view key) const {
-  spec(key, OptionType::strings);
-  return table.strings_or(key, {});
-}
-
-std::vector<std::vector<double>> OptionDeclaration::number_rows(const ConfigTable& table, std::string_view key) const {
-  spec(key, OptionType::number_rows);
-  return table.number_rows(key);
 }
 
 }  // namespace liembs

@@ -1,6 +1,7 @@
 // The viewer's page of each case of a motion study (liembs/study/case_views.hpp).
 #include <liembs/config/config_table.hpp>
 #include <liembs/io/atomic_file.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/study/case_views.hpp>
 #include <liembs/view/run_view.hpp>
 

@@ -1,7 +1,7 @@
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
-#include <liembs/plugin/registry.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/registry.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/study/algorithm_timing.hpp>
 #include <liembs/study/cpu_time.hpp>
 #include <liembs/study/execution.hpp>

@@ -1,3 +1,4 @@
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/study/study_file.hpp>

@@ -5,6 +5,7 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/io/csv.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/visual_shapes.hpp>
 #include <liembs/config/config_table.hpp>

@@ -6,6 +6,7 @@
 // ConfigDocument::reject_unused_keys(), so a misspelt key is an error instead of being
 // silently ignored. toml++ stays out of this header, so plugins do not need it.
 #include <liembs/lie/types.hpp>
+#include <liembs/util/range.hpp>
 
 #include <filesystem>
 #include <limits>
@@ -18,21 +19,6 @@
 namespace liembs {
 
 class ConfigDocument;
-
-// Admissible interval of a number; a bound is open when its *_exclusive flag is set.
-struct Range {
-  double min = -std::numeric_limits<double>::infinity();
-  double max = std::numeric_limits<double>::infinity();
-  bool min_exclusive = false;
-  bool max_exclusive = false;
-
-  static Range any() { return {}; }
-  static Range positive() { return {0.0, std::numeric_limits<double>::infinity(), true, false}; }
-  static Range non_negative() { return {0.0, std::numeric_limits<double>::infinity(), false, false}; }
-  static Range closed(double lo, double hi) { return {lo, hi, false, false}; }
-  bool contains(double x) const;
-  std::string describe() const;
-};
 
 class ConfigTable {
  public:
@@ -88,6 +74,12 @@ class ConfigTable {
   // Marks a key as read without reading it (for keys a caller handles elsewhere).
   void accept(std::string_view key) const;
 
+  // Says who reads this table and which keys it declares (a plugin's options): the declared
+  // keys are the candidates for "did you mean", and an unknown key in this table is reported
+  // by ConfigDocument::reject_unused_keys() as "<owner> has no option '<key>'; its options:
+  // ... (<help>)".
+  void declare_owner(std::string owner, std::vector<std::string> keys, std::string help) const;
+
   [[noreturn]] void fail(std::string_view key, std::string_view message) const;
 
  private:
@@ -131,6 +123,7 @@ class ConfigDocument : public std::enable_shared_from_this<ConfigDocument> {
   void mark_used(const void* node) const;
   bool is_used(const void* node) const;
   void note_asked(const void* table, std::string_view key) const;
+  void set_owner(const void* table, std::string owner, std::vector<std::string> keys, std::string help) const;
   std::string location_of(const void* node) const;
   struct Impl;
 

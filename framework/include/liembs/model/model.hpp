@@ -13,8 +13,6 @@
 
 namespace liembs {
 
-class ConfigTable;
-
 struct RigidBody {
   std::string name;
   double mass = 1.0;
@@ -139,17 +137,6 @@ struct Model {
   bool is_force_free() const { return loads.empty() && gravity.isZero(0.0); }
 };
 
-// Reads the [model] table (format in README.md, "TOML format", "Tree models") and validates
-// it: duplicate names, non-positive mass, inertia not symmetric positive definite or
-// violating the triangle inequality, rotation not orthonormal; errors name the body.
-// With `urdf = "file"` (relative to the TOML file) the bodies and joints come from the URDF
-// file (import_urdf); a URDF problem is a ModelError naming the key's position.
-// [model.initial_position] / [model.initial_velocity] set joint values by joint name, and
-// [model.prescribed] joint motions as expressions of t (docs/prescribed-motion.md).
-// [[model.constraints]] adds geometric constraints (docs/geometric-constraints.md); with
-// `json = "file"` the bodies' poses and velocities and the constraints come from a model
-// file in the JSON schema of paper 004's authors, and [[model.bodies]] give their inertia.
-Model load_model(const ConfigTable& model_table);
 
 // Checks that an inertia tensor about the centre of mass is physically possible;
 // returns "" or the reason.

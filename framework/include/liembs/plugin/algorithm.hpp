@@ -11,7 +11,7 @@
 //     stage, plus the optional views of the same formulation listed in DynamicsCapabilities;
 //   - a BatchEvaluator for `liembs eval` (OPTIONAL, AlgorithmCapabilities::batch_evaluation).
 #include <liembs/plugin/component.hpp>
-#include <liembs/sim/state.hpp>
+#include <liembs/plugin/state.hpp>
 
 #include <memory>
 #include <string>

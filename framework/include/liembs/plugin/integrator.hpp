@@ -5,7 +5,7 @@
 // outputs are declared through capabilities(), never found by dynamic_cast, and the host's
 // fallback without each is stated beside it.
 #include <liembs/plugin/component.hpp>
-#include <liembs/sim/state.hpp>
+#include <liembs/plugin/state.hpp>
 
 #include <string>
 #include <utility>

@@ -10,7 +10,7 @@
 //       liembs::OptionSpec::choice("constraint_level", {"index3", "index2-stabilized"}, "index2-stabilized", "...")};
 //   registrar.add<Integrator>("name", "1.0", "summary", options, factory);
 //   ... in the factory: double rho = options.number(table, "rho_infinity");
-#include <liembs/config/config_table.hpp>
+#include <liembs/util/range.hpp>
 
 #include <initializer_list>
 #include <limits>
@@ -20,6 +20,11 @@
 #include <vector>
 
 namespace liembs {
+
+// A view of the plugin's TOML table (liembs/config/config_table.hpp). The contract names it by
+// declaration only: the application library defines it and the readers below
+// (src/config/option_readers.cpp), since only the application creates plugins from files.
+class ConfigTable;
 
 enum class OptionType { number, integer, boolean, string, choice, numbers, strings, number_rows };
 
@@ -34,6 +39,12 @@ struct OptionSpec {
   // required when `absent` is empty too.
   std::string default_value;
   std::string absent;
+  // The default as the reader applies it (no text round trip): number, integer, boolean, and
+  // choice or string (without quotes); meaningful only when default_value is not empty.
+  double number_default = 0.0;
+  long long integer_default = 0;
+  bool boolean_default = false;
+  std::string text_default;
   Range range;  // number, numbers
   long long min = std::numeric_limits<long long>::min(), max = std::numeric_limits<long long>::max();  // integer
   std::vector<std::string> choices;  // choice
@@ -74,7 +85,8 @@ class OptionDeclaration {
   const OptionSpec& spec(std::string_view key, OptionType type) const;
 
   // Reads through the declaration: the declared default when the key is absent, the declared
-  // range or choices checked (ConfigError naming file, line and key).
+  // range or choices checked (ConfigError naming file, line and key). Defined in the
+  // application library (src/config/option_readers.cpp).
   double number(const ConfigTable& table, std::string_view key) const;
   long long integer(const ConfigTable& table, std::string_view key) const;
   bool boolean(const ConfigTable& table, std::string_view key) const;

@@ -1,6 +1,7 @@
 #pragma once
 // What a plugin library includes to register its components:
 //
+//   #include <liembs/config/config_table.hpp>   // the factory's options (the application layer)
 //   #include <liembs/plugin/plugin.hpp>
 //   LIEMBS_PLUGIN(registrar) {
 //     registrar.add<liembs::Integrator>("my-integrator", "1.0.0", "one-line summary",
@@ -12,7 +13,6 @@
 //
 // The macro defines two C entry points: liembs_plugin_abi(), which the host reads and
 // checks before anything else, and liembs_plugin_register(), called only if it matches.
-#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/abi.hpp>
 #include <liembs/plugin/algorithm.hpp>
 #include <liembs/plugin/component.hpp>
@@ -26,6 +26,8 @@
 #include <string>
 
 namespace liembs {
+
+class ConfigTable;  // liembs/config/config_table.hpp: defined by the application, which creates plugins
 
 // Creates a component from its TOML section (the section without its `name` key).
 // Factories read their options through `options` and throw ConfigError for bad values.

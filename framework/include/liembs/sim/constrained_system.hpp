@@ -14,7 +14,7 @@
 // velocity_rates() then solve the index-1 system (002 eq. 3). DAE integrators (generalized-
 // alpha, IDA) and projections use the terms directly.
 #include <liembs/plugin/group.hpp>
-#include <liembs/sim/state.hpp>
+#include <liembs/plugin/state.hpp>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>

@@ -3,7 +3,7 @@
 // group used to integrate it.
 #include <liembs/model/model.hpp>
 #include <liembs/plugin/group.hpp>
-#include <liembs/sim/state.hpp>
+#include <liembs/plugin/state.hpp>
 
 namespace liembs {
 

@@ -6,7 +6,6 @@
 //   [integrator] newton_derivatives = "analytic" | "finite-differences"
 // (absent: analytic where the formulation gives them, differences for the rest). One object
 // per integrator, shared by bdf, generalized-alpha and ida.
-#include <liembs/config/config_table.hpp>
 #include <liembs/plugin/integrator.hpp>
 #include <liembs/plugin/options.hpp>
 #include <liembs/sim/motion_equations.hpp>
@@ -31,17 +30,10 @@ enum class UnconstrainedForm { dae, ode };
 enum class LinearSolver { automatic, dense, gmres };
 
 // The options the implicit integrators share, declared once (plugin/options.hpp): each
-// integrator adds them to its declaration, and the readers below read through them.
-// `gmres_threshold`: the integrator's matrix_free_threshold; `form`: its default form.
+// integrator adds them to its declaration, and the readers in liembs/config/solver_options.hpp
+// read through them. `gmres_threshold`: the integrator's matrix_free_threshold; `form`: its
+// default form.
 std::vector<OptionSpec> newton_options(long gmres_threshold, UnconstrainedForm form);
-
-// Reads newton_derivatives from an integrator's options (strict: only the two names).
-DerivativeMethod read_derivative_method(const ConfigTable& options);
-// Reads linear_solver ("dense" | "gmres"; absent: automatic). "gmres" with unconstrained_form =
-// "dae" is an error naming both keys.
-LinearSolver read_linear_solver(const ConfigTable& options);
-// Reads unconstrained_form ("dae" | "ode") from an integrator's options, `fallback` without it.
-UnconstrainedForm read_unconstrained_form(const ConfigTable& options, UnconstrainedForm fallback);
 
 class NewtonDerivatives {
  public:

@@ -3,7 +3,7 @@
 // parameterization plus a vector-space part. X exp(xi, a) = (C exp(xi_C), q + xi_q, V + a)
 // (002 eqs. 28, 33); on a chart the body part is an addition too (plugin/group.hpp).
 #include <liembs/plugin/group.hpp>
-#include <liembs/sim/state.hpp>
+#include <liembs/plugin/state.hpp>
 
 namespace liembs {
 

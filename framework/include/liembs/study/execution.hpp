@@ -3,7 +3,7 @@
 // row, not the end of the study), up to `jobs` at a time, each result cached in
 // <output>/cases/<hash>.json under a hash of the case's fully resolved configuration, the
 // LieMBS version and the versions of the plugins it uses.
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/study/measures.hpp>
 #include <liembs/study/study_file.hpp>
 

@@ -1,4 +1,4 @@
-#include <liembs/dynamics/joint_constraints.hpp>
+#include <liembs/sim/joint_constraints.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
 #include <liembs/lie/so3.hpp>

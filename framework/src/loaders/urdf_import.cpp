@@ -5,7 +5,7 @@
 #include <liembs/io/file_guard.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/se3.hpp>
-#include <liembs/model/urdf_import.hpp>
+#include <liembs/loaders/urdf_import.hpp>
 #include <liembs/model/visual_shapes.hpp>
 
 #include <console_bridge/console.h>

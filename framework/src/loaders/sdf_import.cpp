@@ -4,7 +4,7 @@
 #include <liembs/error.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/lie/se3.hpp>
-#include <liembs/model/sdf_import.hpp>
+#include <liembs/loaders/sdf_import.hpp>
 #include <liembs/model/topology.hpp>
 #include <liembs/model/visual_shapes.hpp>
 #include <liembs/util/warning.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 // The run's description shared by its JSON outputs (summary.json, linearization.json).
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -15,6 +15,7 @@
 // regular at every Newton matrix factorization (NewtonSystem).
 #include "model_readers.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/error.hpp>
 #include <liembs/lie/so3.hpp>

@@ -1,6 +1,6 @@
 // Linearization of a tree's equations of motion about a state (linearization.hpp,
 // docs/derivatives.md "Linearization").
-#include <liembs/sim/linearization.hpp>
+#include <liembs/host/linearization.hpp>
 
 #include "run_json.hpp"
 
@@ -12,7 +12,7 @@
 #include <liembs/plugin/group.hpp>
 #include <liembs/plugin/representation.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/format.hpp>
 
 #include <nlohmann/json.hpp>

@@ -1,14 +1,16 @@
 #include "run_json.hpp"
 #include "../host/run_recorders.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/lie/so3.hpp>
+#include <liembs/loaders/model_file.hpp>
 #include <liembs/sim/constrained_system.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/prescribed_motion.hpp>
-#include <liembs/sim/run.hpp>
+#include <liembs/host/run.hpp>
 #include <liembs/util/interrupt.hpp>
 #include <liembs/util/format.hpp>
 #include <liembs/util/nearest_name.hpp>
@@ -23,7 +25,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
-#include <sstream>
 #include <unistd.h>
 
 namespace liembs {
@@ -71,33 +72,6 @@ std::string initial_projection_moves(const Model& model, ForwardDynamics& dynami
   std::stable_sort(moved.begin(), moved.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string out;
   for (const auto& [amount, text] : moved) out += std::string(out.empty() ? "" : "; ") + text;
-  return out;
-}
-
-// The document's "unknown key '<kind>.<key>'" lines, each completed with what the component
-// of that section declares (plugin/options.hpp): "integrator 'bdf' has no option 'x'; its
-// options: ... (liembs plugins --options bdf)".
-std::string explain_undeclared_options(const std::string& message, const Registry& registry,
-                                       const std::vector<std::pair<Kind, std::string>>& components) {
-  std::istringstream lines(message);
-  std::string out;
-  for (std::string line; std::getline(lines, line);) {
-    for (const auto& [kind, name] : components) {
-      const std::string marker = "unknown key '" + std::string(to_string(kind)) + ".";
-      const auto at = line.find(marker);
-      if (name.empty() || at == std::string::npos) continue;
-      const ComponentInfo& info = registry.find(kind, name);
-      if (!info.options_declared) continue;
-      const auto key_end = line.find('\'', at + marker.size());
-      const std::string key = line.substr(at + marker.size(), key_end - at - marker.size());
-      std::vector<std::string> keys;
-      for (const auto& spec : info.options) keys.push_back(spec.key);
-      line += "; " + std::string(to_string(kind)) + " '" + name + "' has no option '" + key + "'" +
-              (keys.empty() ? ", it has no options" : "; its options: " + join_names(keys)) + " (liembs plugins --options " +
-              name + ")";
-    }
-    out += (out.empty() ? "" : "\n") + line;
-  }
   return out;
 }
 
@@ -196,15 +170,7 @@ Run load_run(const std::shared_ptr<ConfigDocument>& document, Registry& registry
     run.write_trajectory = output->boolean_or("trajectory", true);
   }
 
-  try {
-    document->reject_unused_keys();
-  } catch (const ConfigError& error) {
-    throw ConfigError(explain_undeclared_options(error.what(), registry,
-                                                 {{Kind::group, run.group_name},
-                                                  {Kind::algorithm, run.algorithm_name},
-                                                  {Kind::representation, run.representation_name},
-                                                  {Kind::integrator, run.integrator_name}}));
-  }
+  document->reject_unused_keys();  // an unknown key in a plugin's table names its options (Registry)
   // Which plugin file gave each component (summary.json "provenance").
   const auto record_plugin = [&](Kind kind, const std::string& name) {
     const ComponentInfo& info = registry.find(kind, name);

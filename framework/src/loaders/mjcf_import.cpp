@@ -3,7 +3,7 @@
 // mjcf_import.hpp and docs/mjcf.md.
 #include <liembs/error.hpp>
 #include <liembs/io/file_guard.hpp>
-#include <liembs/model/mjcf_import.hpp>
+#include <liembs/loaders/mjcf_import.hpp>
 #include <liembs/model/topology.hpp>
 #include <liembs/model/visual_shapes.hpp>
 #include <liembs/util/warning.hpp>

@@ -4,7 +4,7 @@
 #include <liembs/config/config_table.hpp>
 #include <liembs/host/output_schema.hpp>
 #include <liembs/model/model.hpp>
-#include <liembs/plugin/registry.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/sim/invariants.hpp>
 #include <liembs/sim/state_space.hpp>
 

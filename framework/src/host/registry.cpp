@@ -1,4 +1,5 @@
-#include <liembs/plugin/registry.hpp>
+#include <liembs/config/config_table.hpp>
+#include <liembs/host/registry.hpp>
 #include <liembs/io/file_guard.hpp>
 #include <liembs/util/nearest_name.hpp>
 #include <liembs/util/warning.hpp>
@@ -231,10 +232,14 @@ const ComponentInfo& Registry::find(Kind kind, std::string_view name) const {
 std::unique_ptr<Component> Registry::create_component(Kind kind, std::string_view name,
                                                       const ConfigTable& options) const {
   const ComponentInfo& info = find(kind, name);
-  // The declared keys are the ones a misspelt key is compared with ("did you mean");
-  // undeclared keys are then reported by the document's check for unread keys, with the
-  // declaration's list (load_run).
-  for (const auto& spec : info.options) options.contains(spec.key);
+  // The table belongs to the component: its declared keys are the candidates for "did you mean",
+  // and the document's check for unread keys names the component and its options.
+  if (info.options_declared) {
+    std::vector<std::string> keys;
+    for (const auto& spec : info.options) keys.push_back(spec.key);
+    options.declare_owner(std::string(to_string(kind)) + " '" + info.name + "'", std::move(keys),
+                          "liembs plugins --options " + info.name);
+  }
   for (const auto& entry : impl_->entries) {
     if (&entry.info != &info) continue;
     std::unique_ptr<Component> component;

@@ -48,6 +48,7 @@
 // Malformed XML and the errors urdfdom reports (unknown joint type, missing limits of a
 // revolute joint, unknown parent or child link, two root links, ...) are passed through.
 #include <liembs/model/model.hpp>
+#include <liembs/model/visual_shapes.hpp>
 
 #include <filesystem>
 #include <string>
@@ -59,5 +60,11 @@ Model import_urdf(const std::filesystem::path& file, bool floating_base);
 
 // Reads URDF text; source_name stands for the file in error messages.
 Model import_urdf_string(const std::string& xml, const std::string& source_name, bool floating_base);
+
+// The <visual> boxes, spheres and cylinders of every link of a URDF file, in the link frame,
+// with their <material> colour; meshes are not read. The shapes of a root link without mass
+// (which import_urdf turns into the world) are the world's. Throws ModelError
+// naming the file, line and link for a non-positive or non-finite size.
+ModelVisuals read_urdf_visuals(const std::filesystem::path& file);
 
 }  // namespace liembs

@@ -2,6 +2,7 @@
 // lower pairs of its Table 1 composed from them.
 #include "model_readers.hpp"
 
+#include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
 #include <liembs/util/nearest_name.hpp>
 

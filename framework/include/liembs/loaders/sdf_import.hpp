@@ -33,11 +33,17 @@
 // line of its element, e.g.
 //   four-bar.sdf:31: link 'rocker': mass 0 on a moving link ...
 #include <liembs/model/model.hpp>
+#include <liembs/model/visual_shapes.hpp>
 
 #include <filesystem>
 
 namespace liembs {
 
 Model import_sdf(const std::filesystem::path& file);
+
+// The <visual> boxes, spheres, cylinders, capsules and ellipsoids of every link of an SDF
+// file, in the link frame (libsdformat's frame semantics), with the material's diffuse
+// colour; meshes, planes and height maps are not read. Throws ModelError as import_sdf does.
+ModelVisuals read_sdf_visuals(const std::filesystem::path& file);
 
 }  // namespace liembs

@@ -41,11 +41,18 @@
 //   arm.xml: MuJoCo cannot load the model: XML Error: invalid keyword: 'twist' | Element 'joint', line 4
 // and the body, joint or equality concerned for what LieMBS cannot represent.
 #include <liembs/model/model.hpp>
+#include <liembs/model/visual_shapes.hpp>
 
 #include <filesystem>
 
 namespace liembs {
 
 Model import_mjcf(const std::filesystem::path& file);
+
+// The geoms MuJoCo draws by default (groups 0 to 2, alpha > 0) of an MJCF file, through
+// MuJoCo's compiler (sizes as full lengths: MuJoCo's half-sizes doubled), with their colour;
+// planes, height fields and meshes are not read. Bodies are named as import_mjcf names them;
+// the world body's geoms are the world's. Throws ModelError as import_mjcf does.
+ModelVisuals read_mjcf_visuals(const std::filesystem::path& file);
 
 }  // namespace liembs
