@@ -62,7 +62,7 @@ def scan(framework):
 
 
 # What liembs-core may link: the C and C++ runtime (Boost is used header-only there).
-CORE_LIBRARIES = re.compile(r"^(libstdc\+\+|libm|libgcc_s|libc|ld-linux[-\w]*|libasan|libubsan|liblsan)\.so")
+CORE_LIBRARIES = re.compile(r"^(libstdc\+\+|libm|libgcc_s|libc|ld-linux[-\w]*|libasan|libubsan|liblsan|libclang_rt[-.\w]*)\.so")
 
 
 def check_needed(library):
