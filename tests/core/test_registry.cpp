@@ -133,6 +133,25 @@ TEST_CASE("earlier search-path entries shadow later ones, with a warning naming 
                           Contains("using " + copy.string()));
 }
 
+TEST_CASE("a plugin file reached twice on the search path is loaded once, without a shadowing warning", "[registry]") {
+  // The built-in folder named again by another spelling and through a symlink: the same files.
+  const auto folder = cli_test::scratch_folder("liembs-test-registry", "same-folder-twice");
+  const auto link = folder / "plugins";
+  std::filesystem::create_directory_symlink(LIEMBS_TEST_PLUGIN_DIR, link);
+  Registry registry;
+  registry.append_search_path({{LIEMBS_TEST_PLUGIN_DIR, "built-in", true, SearchTier::program}});
+  registry.prepend_search_path({{std::string(LIEMBS_TEST_PLUGIN_DIR) + "/.", "--plugin-path", true, SearchTier::command_line},
+                                {link, "--plugin-path", true, SearchTier::command_line}});
+  CapturedWarnings warnings;
+  registry.load();
+  CHECK(warnings.messages().empty());
+  CHECK(registry.shadowed().empty());
+  CHECK(registry.names(Kind::group).size() == 5);
+  // Loaded from its first place on the search path.
+  CHECK(registry.find(Kind::group, "SE3").library == (std::filesystem::path(std::string(LIEMBS_TEST_PLUGIN_DIR) + "/.") /
+                                                      "liembs-group-se3.so").string());
+}
+
 TEST_CASE("search-path entries are kept in the documented order whatever order they are added in", "[registry]") {
   Registry registry;
   registry.append_search_path({{"/install", "install prefix", false, SearchTier::install},

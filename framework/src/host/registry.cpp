@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 
 #ifndef LIEMBS_INSTALL_PLUGIN_DIR
@@ -156,6 +157,14 @@ void Registry::load() {
   if (impl_->loaded) return;
   impl_->loaded = true;
   std::vector<fs::path> files;
+  // A file reached twice (the same folder named twice, by another spelling or a symlink) is
+  // loaded once, from its first place: it does not shadow itself.
+  std::set<fs::path> seen;
+  const auto add_file = [&](const fs::path& file) {
+    std::error_code ec;
+    const fs::path identity = fs::weakly_canonical(file, ec);
+    if (seen.insert(ec ? file.lexically_normal() : identity).second) files.push_back(file);
+  };
   for (const auto& entry : search_path_) {
     std::error_code ec;
     if (fs::is_directory(entry.path, ec)) {
@@ -163,9 +172,9 @@ void Registry::load() {
       for (const auto& item : fs::directory_iterator(entry.path, ec))
         if (is_plugin_file(item.path())) found.push_back(item.path());
       std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
+      for (const auto& file : found) add_file(file);
     } else if (fs::is_regular_file(entry.path, ec)) {
-      files.push_back(entry.path);
+      add_file(entry.path);
     } else if (entry.required) {
       throw PluginError("plugin library or folder not found: " + entry.path.string() + " (from " +
                         entry.origin + ")");
