@@ -7,6 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <unistd.h>
 
 using namespace liembs;
@@ -172,4 +175,48 @@ TEST_CASE("[measure] min_cpu_seconds: the declared default, or the file's value"
   CHECK(given.measure.min_cpu_seconds == 0.0);
   CHECK(load_study(write_study("given.toml", free_body_model + "[measure]\nmin_cpu_seconds = 0.25\n"))
             .measure.min_cpu_seconds == 0.25);
+}
+
+TEST_CASE("the defaults docs/studies.md states for [measure] and [timing] are the declared ones", "[study][docs]") {
+  // The page's example blocks: "[measure]" lines say "(default X", the "[timing]" block lists
+  // the defaults themselves. Each must be the value of a default-constructed Measure or Timing.
+  std::ifstream page(std::string(LIEMBS_SOURCE_DIR) + "/docs/studies.md");
+  REQUIRE(page);
+  const Measure measure;
+  const Timing timing;
+  const std::map<std::string, double> measure_defaults{
+      {"ladder_extensions", static_cast<double>(measure.ladder_extensions)},
+      {"repetitions", static_cast<double>(measure.repetitions)},
+      {"min_cpu_seconds", measure.min_cpu_seconds},
+      {"per_body", measure.per_body ? 1.0 : 0.0}};
+  const std::map<std::string, double> timing_defaults{
+      {"states", static_cast<double>(timing.states)}, {"repetitions", static_cast<double>(timing.repetitions)},
+      {"warmup", static_cast<double>(timing.warmup)}, {"seed", static_cast<double>(timing.seed)},
+      {"tolerance", timing.tolerance}};
+  const auto number = [](const std::string& text) { return text == "true" ? 1.0 : text == "false" ? 0.0 : std::stod(text); };
+  const std::regex measure_line(R"(^(\w+) = .*#.*\(default ([-+0-9.e]+|true|false)\b)");
+  const std::regex timing_line(R"(^(\w+) = ([-+0-9.e]+)\s*(#.*)?$)");
+  std::set<std::string> measure_seen, timing_seen;
+  std::string block;
+  for (std::string line; std::getline(page, line);) {
+    if (line.rfind("```", 0) == 0) block.clear();
+    else if (line.rfind("[measure]", 0) == 0) block = "measure";
+    else if (line.rfind("[timing]", 0) == 0) block = "timing";
+    else if (line.rfind("[", 0) == 0) block.clear();
+    std::smatch match;
+    if (block == "measure" && std::regex_search(line, match, measure_line)) {
+      INFO(line);
+      REQUIRE(measure_defaults.count(match[1]));
+      CHECK(number(match[2]) == Approx(measure_defaults.at(match[1])));
+      measure_seen.insert(match[1]);
+    } else if (block == "timing" && std::regex_search(line, match, timing_line)) {
+      INFO(line);
+      REQUIRE(timing_defaults.count(match[1]));
+      CHECK(number(match[2]) == Approx(timing_defaults.at(match[1])));
+      timing_seen.insert(match[1]);
+    }
+  }
+  // The page states every one of them (a reworded line would otherwise drop out unnoticed).
+  CHECK(measure_seen == std::set<std::string>{"ladder_extensions", "min_cpu_seconds", "per_body", "repetitions"});
+  CHECK(timing_seen == std::set<std::string>{"repetitions", "seed", "states", "tolerance", "warmup"});
 }
