@@ -10,6 +10,7 @@
 #include <liembs/loaders/urdf_import.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/visual_shapes.hpp>
+#include <liembs/util/warning.hpp>
 #include <liembs/view/run_view.hpp>
 
 #include <catch2/catch.hpp>
@@ -19,6 +20,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -250,14 +253,17 @@ TEST_CASE("URDF visual shapes are read and drawn instead of the inertia box", "[
 )";
   const fs::path folder = scratch("urdf-shapes");
   std::ofstream(folder / "shapes.urdf") << urdf;
+  CapturedWarnings warnings;
   const ModelVisuals visuals = read_urdf_visuals(folder / "shapes.urdf");
+  REQUIRE(warnings.messages().size() == 1);  // arm.stl does not exist
+  CHECK_THAT(warnings.messages()[0], Contains("link 'arm'") && Contains("'arm.stl' is not drawn"));
   REQUIRE(visuals.world.size() == 1);  // the massless root link is the world
   CHECK(visuals.world[0].type == VisualShape::Type::box);
   CHECK(visuals.world[0].box_size.isApprox(Vec3(1, 1, 0.02)));
   CHECK(visuals.by_body.count("world_link") == 0);
   REQUIRE(visuals.by_body.count("arm") == 1);
   const auto& arm = visuals.by_body.at("arm");
-  REQUIRE(arm.size() == 2);  // the mesh is not read
+  REQUIRE(arm.size() == 2);  // the mesh's file is missing
   CHECK(arm[0].type == VisualShape::Type::cylinder);
   CHECK(arm[0].radius == 0.03);
   CHECK(arm[0].length == 0.5);
@@ -300,6 +306,153 @@ TEST_CASE("URDF visual shapes are read and drawn instead of the inertia box", "[
     std::ofstream(folder / "bad.urdf") << bad;
     CHECK_THROWS_WITH(read_urdf_visuals(folder / "bad.urdf"),
                       Contains("bad.urdf:") && Contains("link 'arm'") && Contains("sphere radius must be positive"));
+  }
+}
+
+namespace {
+
+// The bytes of base64 text (RFC 4648), decoded here independently of the page's encoder.
+std::string from_base64(const std::string& text) {
+  const std::string digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes;
+  unsigned bits = 0, count = 0;
+  for (const char c : text) {
+    if (c == '=') break;
+    const auto value = digits.find(c);
+    REQUIRE(value != std::string::npos);
+    bits = (bits << 6 | static_cast<unsigned>(value)) & 0xffffff;
+    if ((count += 6) >= 8) {
+      count -= 8;
+      bytes += static_cast<char>((bits >> count) & 0xff);
+    }
+  }
+  return bytes;
+}
+
+std::string file_bytes(const fs::path& file) {
+  std::ifstream stream(file, std::ios::binary);
+  REQUIRE(stream);
+  return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded once, with their pose and scale",
+          "[view][urdf][mesh]") {
+  const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
+  const fs::path urdf = source / "mesh-arm.urdf";
+  CapturedWarnings warnings;
+  const ModelVisuals visuals = read_urdf_visuals(urdf);
+
+  // The package:// URI and the missing file are named with the file, line and link; the
+  // arm keeps its other shapes, the hand has none left (the page draws its inertia box).
+  REQUIRE(warnings.messages().size() == 2);
+  CHECK_THAT(warnings.messages()[0], Contains(urdf.string() + ":8: link 'arm': <mesh> "
+                                              "'package://mesh_arm/meshes/cover.stl' is not drawn") &&
+                                         Contains("not package://"));
+  CHECK_THAT(warnings.messages()[1], Contains(urdf.string() + ":30: link 'hand': <mesh> 'hand.stl' is not drawn") &&
+                                         Contains("no file " + (source / "hand.stl").string()));
+  CHECK(visuals.by_body.count("hand") == 0);
+  const auto& arm = visuals.by_body.at("arm");
+  const auto& forearm = visuals.by_body.at("forearm");
+  REQUIRE(arm.size() == 2);
+  REQUIRE(forearm.size() == 2);
+  for (const auto* shape : {&arm[0], &arm[1], &forearm[0], &forearm[1]}) {
+    CHECK(shape->type == VisualShape::Type::mesh);
+    REQUIRE(shape->mesh);
+  }
+  CHECK(arm[0].mesh->format == VisualMesh::Format::stl);
+  CHECK(arm[0].mesh->file == source / "tetrahedron-binary.stl");
+  CHECK(arm[0].scale == Vec3(1, 1, 2));
+  CHECK(arm[0].pose.r == Vec3(0, 0, 0.05));
+  CHECK((arm[0].pose.R * Vec3::UnitX()).isApprox(Vec3::UnitY(), 1e-15));  // yaw 90 degrees
+  CHECK(*arm[0].color == std::array<double, 4>{0.5, 0.5, 0.75, 1});
+  CHECK(arm[1].scale == Vec3::Constant(0.5));
+  CHECK(forearm[0].mesh->format == VisualMesh::Format::stl);
+  CHECK(forearm[0].mesh->file == source / "tetrahedron-ascii.stl");
+  CHECK(forearm[1].mesh->format == VisualMesh::Format::obj);
+  CHECK(forearm[1].mesh->file == source / "tetrahedron.obj");  // "./tetrahedron.obj"
+  CHECK(forearm[1].scale == Vec3(2, 1, 1));
+
+  SECTION("the page embeds each file once, and each shape refers to it with its pose and scale") {
+    const fs::path folder = scratch("urdf-meshes");
+    const auto result = run_cli("run tests/data/meshes/mesh-arm.toml --quiet --set simulation.end_time=0.02 --output " +
+                                cli_test::single_quoted(folder));
+    INFO(result.err);
+    REQUIRE(result.status == 0);
+    const Json data = page_data(view_page(folder));
+    const Json& meshes = data["meshes"];
+    REQUIRE(meshes.size() == 3);  // the binary STL drawn twice is embedded once
+    std::map<std::string, std::size_t> index;
+    for (std::size_t k = 0; k < meshes.size(); ++k) {
+      const std::string name = meshes[k]["source"];
+      index[name] = k;
+      CHECK(meshes[k]["format"] == (name.ends_with(".obj") ? "obj" : "stl"));
+      CHECK(from_base64(meshes[k]["base64"]) == file_bytes(source / name));  // the file's bytes, all of them
+    }
+    const Json& arm_shapes = data["bodies"][0]["shapes"];
+    REQUIRE(arm_shapes.size() == 2);
+    for (std::size_t k = 0; k < 2; ++k) {
+      CHECK(arm_shapes[k]["type"] == "mesh");
+      CHECK(arm_shapes[k]["from"] == "visual");
+      CHECK(arm_shapes[k]["mesh"] == index.at("tetrahedron-binary.stl"));
+      CHECK(vec3(arm_shapes[k]["scale"]) == arm[k].scale);
+      CHECK(vec3(arm_shapes[k]["position"]) == arm[k].pose.r);
+      CHECK(rotation(arm_shapes[k]["quaternion"]).isApprox(arm[k].pose.R, 1e-15));
+    }
+    const Json& forearm_shapes = data["bodies"][1]["shapes"];
+    REQUIRE(forearm_shapes.size() == 2);
+    CHECK(forearm_shapes[0]["mesh"] == index.at("tetrahedron-ascii.stl"));
+    CHECK(forearm_shapes[1]["mesh"] == index.at("tetrahedron.obj"));
+    CHECK(vec3(forearm_shapes[1]["scale"]) == Vec3(2, 1, 1));
+    CHECK(vec3(forearm_shapes[1]["position"]) == Vec3(0.02, 0, 0.2));
+    CHECK((rotation(forearm_shapes[1]["quaternion"]) * Vec3::UnitY()).isApprox(Vec3::UnitZ(), 1e-15));  // roll 90
+    CHECK(forearm_shapes[1]["color"] == Json::array({1.0, 0.5, 0.0, 1.0}));
+    const Json& hand_shapes = data["bodies"][2]["shapes"];
+    REQUIRE(hand_shapes.size() == 1);
+    CHECK(hand_shapes[0]["from"] == "inertia");
+  }
+
+  SECTION("files that are not meshes LieMBS reads are left out with a warning, never an error") {
+    const fs::path folder = scratch("urdf-bad-meshes");
+    std::ofstream(folder / "truncated.stl", std::ios::binary) << file_bytes(source / "tetrahedron-binary.stl").substr(0, 200);
+    std::ofstream(folder / "faceless.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
+    std::ofstream(folder / "part.dae") << "<COLLADA/>";
+    std::ofstream(folder / "huge.stl") << "solid huge\n";
+    fs::resize_file(folder / "huge.stl", max_visual_mesh_bytes + 1);
+    std::string model = file_bytes(urdf);
+    const auto replace = [&](const std::string& from, const std::string& to) {
+      const auto at = model.find(from);
+      REQUIRE(at != std::string::npos);
+      model.replace(at, from.size(), to);
+    };
+    replace("\"tetrahedron-binary.stl\" scale=\"1 1 2\"", "\"truncated.stl\"");
+    replace("\"tetrahedron-binary.stl\" scale=\"0.5 0.5 0.5\"", "\"file://" + (folder / "faceless.obj").string() + "\"");
+    replace("\"tetrahedron-ascii.stl\"", "\"part.dae\"");
+    replace("\"./tetrahedron.obj\"", "\"huge.stl\"");
+    std::ofstream(folder / "bad.urdf") << model;
+    CapturedWarnings bad_warnings;
+    const ModelVisuals bad = read_urdf_visuals(folder / "bad.urdf");
+    CHECK(bad.by_body.empty());
+    const auto& messages = bad_warnings.messages();
+    REQUIRE(messages.size() == 6);
+    CHECK_THAT(messages[0], Contains("link 'arm'") && Contains("'truncated.stl' is not drawn") &&
+                                Contains("is not an STL file"));
+    CHECK_THAT(messages[1], Contains("link 'arm'") && Contains("faceless.obj' is not drawn") &&
+                                Contains("has no faces"));
+    CHECK_THAT(messages[3], Contains("link 'forearm'") && Contains("'part.dae' is not drawn") &&
+                                Contains("only STL (.stl) and OBJ (.obj) files"));
+    CHECK_THAT(messages[4], Contains("link 'forearm'") && Contains("'huge.stl' is not drawn") &&
+                                Contains(std::to_string(max_visual_mesh_bytes + 1) + " bytes, more than the 32 MiB"));
+  }
+
+  SECTION("a zero scale is an error naming the link") {
+    const fs::path folder = scratch("urdf-zero-scale");
+    std::string model = file_bytes(urdf);
+    model.replace(model.find("scale=\"1 1 2\""), 13, "scale=\"1 0 2\"");
+    std::ofstream(folder / "zero.urdf") << model;
+    CHECK_THROWS_WITH(read_urdf_visuals(folder / "zero.urdf"),
+                      Contains("zero.urdf:") && Contains("link 'arm'") && Contains("scale must be finite and non-zero"));
   }
 }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """The viewer's page in a real browser (headless Chromium through Selenium): for runs of a
-tree, a URDF arm, a closed loop, a free body in absolute coordinates and paper 004's slider
-crank, `liembs view` writes the page; the page loads without a console error, draws a
-non-empty scene, two screenshots at different times differ where the bodies moved, playback
-advances time and the plot follows the chosen column. The screenshots stay in the output
-folder for a developer to look at.
+tree, a URDF arm, a closed loop, a free body in absolute coordinates, paper 004's slider
+crank and an arm drawn with STL and OBJ meshes, `liembs view` writes the page; the page loads
+without a console error, draws a non-empty scene, two screenshots at different times differ
+where the bodies moved, playback advances time, the plot follows the chosen column, and each
+mesh is drawn with all its triangles where its vertices are. The screenshots stay in the
+output folder for a developer to look at.
 
 Usage: viewer_browser.py --liembs BUILD/bin/liembs --source SOURCE_DIR --output FOLDER
 """
@@ -24,7 +25,17 @@ CASES = [
     ("loop-four-bar", "configs/four-bar/planar.toml", ["simulation.end_time=1.0"]),
     ("absolute-spinning-body", "configs/examples/spinning-body.toml", ["simulation.end_time=2.0"]),
     ("paper-004-slider-crank", "configs/paper-004/slider-crank.toml", ["simulation.end_time=0.5"]),
+    ("urdf-mesh-arm", "tests/data/meshes/mesh-arm.toml", []),
 ]
+# The meshes each body of a case draws: (file, triangles) per mesh shape, in the file's order,
+# and the colour of those the file gives one (tests/data/meshes/mesh-arm.urdf: tetrahedra).
+MESHES = {
+    "urdf-mesh-arm": {
+        "arm": [("tetrahedron-binary.stl", 4, None), ("tetrahedron-binary.stl", 4, None)],
+        "forearm": [("tetrahedron-ascii.stl", 4, None), ("tetrahedron.obj", 4, "orange")],
+        "hand": [],  # its file is missing: the inertia box
+    },
+}
 BACKGROUND = (0xEE, 0xF1, 0xF5)  # the scene's clear colour (viewer.js)
 POSE_COLUMNS = ("x", "y", "z", "qw", "qx", "qy", "qz")
 
@@ -98,6 +109,27 @@ def trajectory_row(file, t):
     return {name: float(value) for name, value in chosen.items()}
 
 
+def check_meshes(driver, name, expected, shot, ratio):
+    """Each body draws the meshes it should, every triangle of them, each visible where its
+    vertices are on the screenshot (in its colour where the file gives one)."""
+    problems = driver.execute_script("return liembsView.meshProblems")
+    if problems:
+        fail(name + ": meshes not drawn: " + "; ".join(problems))
+    for body, meshes in expected.items():
+        drawn = driver.execute_script("return liembsView.meshes(arguments[0])", body)
+        found = [(mesh["source"], mesh["triangles"]) for mesh in drawn]
+        if found != [(source, triangles) for source, triangles, _ in meshes]:
+            fail(name + ": body '" + body + "' draws the meshes " + str(found) + ", not " + str(meshes))
+        for mesh, (source, _, colour) in zip(drawn, meshes):
+            point = (int(mesh["screen"]["x"] * ratio), int(mesh["screen"]["y"] * ratio))
+            pixel = shot.getpixel(point)
+            if near(pixel, BACKGROUND, 12):
+                fail(name + ": mesh " + source + " of body '" + body + "' is not visible at " + str(point))
+            if colour == "orange" and not (pixel[0] > pixel[2] + 80 and pixel[0] > pixel[1]):
+                fail(name + ": mesh " + source + " of body '" + body + "' is not orange at " + str(point) + ": " +
+                     str(pixel))
+
+
 def check_case(driver, name, run, output):
     driver.get((run / "view.html").as_uri())
     for _ in range(600):
@@ -125,6 +157,8 @@ def check_case(driver, name, run, output):
     first, second = shots
     width, height = first.size
     area = width * height
+    if name in MESHES:
+        check_meshes(driver, name, MESHES[name], second, ratio)
 
     # A scene is drawn: more than 1 % of the canvas is not the background.
     drawn = sum(1 for pixel in first.getdata() if not near(pixel, BACKGROUND))

@@ -1,8 +1,10 @@
 #pragma once
 // What the model-file importers (URDF, MJCF, SDF) share (framework/src/model).
 #include <liembs/model/model.hpp>
+#include <liembs/model/visual_shapes.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,5 +25,14 @@ std::string quoted_names(const std::vector<std::string>& names, std::size_t show
 // The one warning of an import: "<file>: not modelled by LieMBS, left out of the dynamics:
 // <item>; <item>..." (nothing when `items` is empty).
 void warn_not_modelled(const std::string& file, const std::vector<std::string>& items);
+
+// The mesh file a <mesh> of `model_file` names by `uri`: a path relative to the model file's
+// folder, an absolute path or a file:// URI, of an STL (binary or ASCII) or OBJ file of at
+// most max_visual_mesh_bytes. Anything else (package://, model:// and other schemes, a missing
+// file, another format, a larger file, a file that is not what its name says) is not drawn:
+// a warning "<where><mesh> 'uri' is not drawn: <why>; ..." and nullptr. `where` names the
+// model file, line and link ("arm.urdf:12: link 'arm': ").
+std::shared_ptr<const VisualMesh> visual_mesh_file(const std::filesystem::path& model_file, const std::string& uri,
+                                                   const std::string& where);
 
 }  // namespace liembs

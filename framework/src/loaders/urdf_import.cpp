@@ -218,12 +218,12 @@ class Importer {
     return joints;
   }
 
-  // The link's <visual> primitives (box, sphere, cylinder) in the link frame; meshes are not
-  // read (the viewer then draws the body's inertia box).
+  // The link's <visual> boxes, spheres, cylinders and meshes (STL and OBJ files, see
+  // visual_mesh_file) in the link frame; a mesh that cannot be drawn is left out after a warning.
   std::vector<VisualShape> visual_shapes(const urdf::LinkConstSharedPtr& link) const {
     std::vector<VisualShape> shapes;
     for (const auto& visual : link->visual_array) {
-      if (!visual || !visual->geometry || visual->geometry->type == urdf::Geometry::MESH) continue;
+      if (!visual || !visual->geometry) continue;
       if (!finite(visual->origin)) fail_link(link->name, "<visual><origin> is not finite");
       VisualShape shape;
       shape.pose = to_pose(visual->origin);
@@ -249,6 +249,18 @@ class Importer {
           shape.type = VisualShape::Type::cylinder;
           shape.radius = positive(cylinder.radius, "cylinder radius");
           shape.length = positive(cylinder.length, "cylinder length");
+          break;
+        }
+        case urdf::Geometry::MESH: {
+          const auto& mesh = static_cast<const urdf::Mesh&>(*visual->geometry);
+          shape.type = VisualShape::Type::mesh;
+          shape.scale = Vec3(mesh.scale.x, mesh.scale.y, mesh.scale.z);
+          if (!shape.scale.allFinite() || (shape.scale.array() == 0.0).any())
+            fail_link(link->name, "<visual><mesh> scale must be finite and non-zero, got " + format(mesh.scale.x) + " " +
+                                      format(mesh.scale.y) + " " + format(mesh.scale.z));
+          shape.mesh = visual_mesh_file(source_, mesh.filename, where(index_.link_line, link->name) + "link '" +
+                                                                    link->name + "': ");
+          if (!shape.mesh) continue;
           break;
         }
         default:

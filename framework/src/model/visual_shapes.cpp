@@ -10,6 +10,16 @@ std::string_view to_string(VisualShape::Type type) {
     case VisualShape::Type::cylinder: return "cylinder";
     case VisualShape::Type::capsule: return "capsule";
     case VisualShape::Type::ellipsoid: return "ellipsoid";
+    case VisualShape::Type::mesh: return "mesh";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(VisualMesh::Format format) {
+  switch (format) {
+    case VisualMesh::Format::stl: return "stl";
+    case VisualMesh::Format::obj: return "obj";
+    case VisualMesh::Format::triangles: return "triangles";
   }
   return "unknown";
 }

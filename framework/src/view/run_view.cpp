@@ -19,7 +19,9 @@
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -52,7 +54,65 @@ Json quaternion_json(const Mat3& R) {
   return Json::array({q.x(), q.y(), q.z(), q.w()});
 }
 
-Json shape_json(const VisualShape& shape, const char* origin) {
+// base64 (RFC 4648) of `bytes`, for a file the page embeds.
+std::string base64(std::string_view bytes) {
+  static constexpr char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string text;
+  text.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t group = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+      group = group << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) text += k <= n ? digits[(group >> (18 - 6 * k)) & 63] : '=';
+  }
+  return text;
+}
+
+// The meshes the page's shapes draw, each once (a file by its path, triangles by their
+// VisualMesh), as the page's "meshes": {format, source, base64} for a file, {format,
+// source, vertices, faces} for triangles. A shape refers to its mesh by index.
+class MeshTable {
+ public:
+  std::size_t index(const VisualMesh& mesh) {
+    const std::string key = mesh.format == VisualMesh::Format::triangles
+                                ? "triangles:" + std::to_string(reinterpret_cast<std::uintptr_t>(&mesh))
+                                : "file:" + mesh.file.string();
+    const auto [found, added] = indices_.emplace(key, json_.size());
+    if (!added) return found->second;
+    Json json;
+    json["format"] = std::string(to_string(mesh.format));
+    if (mesh.format == VisualMesh::Format::triangles) {
+      json["source"] = mesh.name;
+      // Each float as the double its shortest text reads back to (0.1f as 0.1, not 0.100000001).
+      Json vertices = Json::array();
+      char text[32];
+      for (const float value : mesh.vertices) {
+        const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+        vertices.push_back(std::strtod(std::string(text, end).c_str(), nullptr));
+      }
+      json["vertices"] = std::move(vertices);
+      json["faces"] = mesh.faces;
+    } else {
+      json["source"] = mesh.file.filename().string();
+      const std::string bytes = read_text(mesh.file, "the mesh file");
+      if (bytes.size() > max_visual_mesh_bytes)
+        throw ConfigError(mesh.file.string() + ": " + std::to_string(bytes.size()) + " bytes, more than the " +
+                          std::to_string(max_visual_mesh_bytes >> 20) + " MiB a page embeds");
+      json["base64"] = base64(bytes);
+    }
+    json_.push_back(std::move(json));
+    return found->second;
+  }
+
+  Json take() { return std::move(json_); }
+
+ private:
+  std::map<std::string, std::size_t> indices_;
+  Json json_ = Json::array();
+};
+
+Json shape_json(const VisualShape& shape, const char* origin, MeshTable& meshes) {
   Json json;
   json["type"] = std::string(to_string(shape.type));
   json["from"] = origin;
@@ -66,6 +126,11 @@ Json shape_json(const VisualShape& shape, const char* origin) {
     case VisualShape::Type::capsule:
       json["radius"] = shape.radius;
       json["length"] = shape.length;
+      break;
+    case VisualShape::Type::mesh:
+      if (!shape.mesh) throw Error("a mesh shape without its mesh");
+      json["mesh"] = meshes.index(*shape.mesh);
+      json["scale"] = vector_json(shape.scale);
       break;
   }
   json["color"] = shape.color ? Json(*shape.color) : Json(nullptr);
@@ -330,13 +395,14 @@ std::string page_data(const Model& model, const ModelVisuals& visuals, const Vie
   const double gravity = model.gravity.norm();
   data["up"] = vector_json(gravity > 0.0 ? Vec3(-model.gravity / gravity) : Vec3::UnitZ());
   data["scale"] = model_scale(model, visuals, table, x_columns);
+  MeshTable meshes;
   Json bodies = Json::array();
   for (const auto& body : model.bodies) {
     Json shapes = Json::array();
     if (const auto found = visuals.by_body.find(body.name); found != visuals.by_body.end())
-      for (const auto& shape : found->second) shapes.push_back(shape_json(shape, "visual"));
+      for (const auto& shape : found->second) shapes.push_back(shape_json(shape, "visual", meshes));
     if (shapes.empty()) {
-      if (const auto box = inertia_box(body)) shapes.push_back(shape_json(*box, "inertia"));
+      if (const auto box = inertia_box(body)) shapes.push_back(shape_json(*box, "inertia", meshes));
     }
     bodies.push_back({{"name", body.name},
                       {"mass", body.mass},
@@ -345,8 +411,9 @@ std::string page_data(const Model& model, const ModelVisuals& visuals, const Vie
   }
   data["bodies"] = std::move(bodies);
   Json world_shapes = Json::array();
-  for (const auto& shape : visuals.world) world_shapes.push_back(shape_json(shape, "visual"));
+  for (const auto& shape : visuals.world) world_shapes.push_back(shape_json(shape, "visual", meshes));
   data["world_shapes"] = std::move(world_shapes);
+  data["meshes"] = meshes.take();
   Json joints = Json::array();
   for (const auto& joint : model.joints) joints.push_back(joint_json(model, joint));
   data["joints"] = std::move(joints);
@@ -399,6 +466,8 @@ std::string fill_template(std::string_view page, const std::map<std::string_view
 std::string page_html(const std::string& data) {
   return fill_template(view_resources::viewer_html, {{"THREE_JS", view_resources::three_js},
                                                      {"ORBIT_CONTROLS_JS", view_resources::orbit_controls_js},
+                                                     {"STL_LOADER_JS", view_resources::stl_loader_js},
+                                                     {"OBJ_LOADER_JS", view_resources::obj_loader_js},
                                                      {"VIEWER_JS", view_resources::viewer_js},
                                                      {"RUN_DATA", data}});
 }

@@ -55,11 +55,55 @@
     });
   }
 
+  // The page's meshes (run_view.cpp's "meshes"), each parsed once: an STL or OBJ file's
+  // bytes (base64) by three.js's loaders, triangles (MJCF) directly. A mesh that does not
+  // parse is named in the message line and not drawn.
+  function fileBytes(base64) {
+    const text = atob(base64);
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; ++i) bytes[i] = text.charCodeAt(i);
+    return bytes.buffer;
+  }
+  const meshProblems = [];
+  const meshGeometries = data.meshes.map((mesh) => {
+    try {
+      if (mesh.format === 'stl') return [new THREE.STLLoader().parse(fileBytes(mesh.base64))];
+      if (mesh.format === 'obj') {
+        const geometries = [];
+        new THREE.OBJLoader().parse(new TextDecoder().decode(fileBytes(mesh.base64))).traverse((object) => {
+          if (object.isMesh) geometries.push(object.geometry);
+        });
+        return geometries;
+      }
+      if (mesh.format === 'triangles') {
+        const indexed = new THREE.BufferGeometry();
+        indexed.setAttribute('position', new THREE.Float32BufferAttribute(mesh.vertices, 3));
+        indexed.setIndex(mesh.faces);
+        const geometry = indexed.toNonIndexed();  // flat faces
+        geometry.computeVertexNormals();
+        return [geometry];
+      }
+      throw new Error('unknown mesh format ' + mesh.format);
+    } catch (error) {
+      meshProblems.push('mesh ' + mesh.source + ' is not drawn: ' + error.message);
+      return [];
+    }
+  });
+  document.getElementById('message').textContent = meshProblems.join('; ');
+
   // A mesh for a shape of run_view.cpp's JSON (VisualShape's fields) in its parent's frame.
   function shapeObject(shape, fallbackColor) {
     const look = material(shape.color, fallbackColor);
     let object;
     switch (shape.type) {
+      case 'mesh':
+        // Both sides: a mirroring scale or a file's inconsistent winding leaves no hole.
+        look.side = THREE.DoubleSide;
+        object = new THREE.Group();
+        object.name = 'mesh ' + data.meshes[shape.mesh].source;
+        for (const geometry of meshGeometries[shape.mesh]) object.add(new THREE.Mesh(geometry, look));
+        object.scale.fromArray(shape.scale);
+        break;
       case 'box':
         object = new THREE.Mesh(new THREE.BoxBufferGeometry(shape.box_size[0], shape.box_size[1], shape.box_size[2]), look);
         break;
@@ -430,6 +474,12 @@
   showTime(startTime);
   requestAnimationFrame(animate);
 
+  // A point in the world in CSS pixels from the canvas's top left.
+  function onScreen(point) {
+    point.project(camera);
+    return {x: (point.x + 1) / 2 * canvas.clientWidth, y: (1 - point.y) / 2 * canvas.clientHeight};
+  }
+
   // For scripts and tests (tests/viewer): the page's state and a way to move in time.
   window.liembsView = {
     frameCount: frameCount,
@@ -446,8 +496,28 @@
     // Where body `name`'s frame origin is drawn, in CSS pixels from the canvas's top left.
     screenPosition: (name) => {
       const body = bodies.find((candidate) => candidate.name === name);
-      const point = body.group.position.clone().project(camera);
-      return {x: (point.x + 1) / 2 * canvas.clientWidth, y: (1 - point.y) / 2 * canvas.clientHeight};
+      return onScreen(body.group.position.clone());
     },
+    // The meshes drawn for body `name` (world: the world's): per mesh shape, its file or name,
+    // the triangles drawn and where the mean of its vertices is on the screen.
+    meshes: (name) => {
+      const group = name === 'world' ? world : bodies.find((candidate) => candidate.name === name).group;
+      group.updateMatrixWorld(true);
+      return group.children.filter((object) => object.name.startsWith('mesh ')).map((object) => {
+        let triangles = 0;
+        const mean = new THREE.Vector3(), vertex = new THREE.Vector3();
+        let count = 0;
+        object.traverse((child) => {
+          if (!child.isMesh) return;
+          const position = child.geometry.getAttribute('position');
+          triangles += (child.geometry.index ? child.geometry.index.count : position.count) / 3;
+          for (let i = 0; i < position.count; ++i, ++count)
+            mean.add(vertex.fromBufferAttribute(position, i).applyMatrix4(child.matrixWorld));
+        });
+        return {source: object.name.slice(5), triangles: triangles,
+                screen: count ? onScreen(mean.divideScalar(count)) : null};
+      });
+    },
+    meshProblems: meshProblems,
   };
 })();

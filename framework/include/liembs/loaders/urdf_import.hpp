@@ -61,10 +61,12 @@ Model import_urdf(const std::filesystem::path& file, bool floating_base);
 // Reads URDF text; source_name stands for the file in error messages.
 Model import_urdf_string(const std::string& xml, const std::string& source_name, bool floating_base);
 
-// The <visual> boxes, spheres and cylinders of every link of a URDF file, in the link frame,
-// with their <material> colour; meshes are not read. The shapes of a root link without mass
-// (which import_urdf turns into the world) are the world's. Throws ModelError
-// naming the file, line and link for a non-positive or non-finite size.
+// The <visual> boxes, spheres, cylinders and meshes of every link of a URDF file, in the link
+// frame, with their <material> colour. A <mesh filename scale> is drawn when its file is an
+// STL or OBJ file found relative to the URDF file (liembs::VisualMesh); otherwise a warning
+// names the file, link and URI, and the mesh is left out. The shapes of a root link without
+// mass (which import_urdf turns into the world) are the world's. Throws ModelError naming the
+// file, line and link for a non-positive or non-finite size or a zero mesh scale.
 ModelVisuals read_urdf_visuals(const std::filesystem::path& file);
 
 }  // namespace liembs
