@@ -6,7 +6,9 @@
 
 #include <liembs/config/config_table.hpp>
 #include <liembs/error.hpp>
+#include <liembs/loaders/mjcf_import.hpp>
 #include <liembs/loaders/model_file.hpp>
+#include <liembs/loaders/sdf_import.hpp>
 #include <liembs/loaders/urdf_import.hpp>
 #include <liembs/model/model.hpp>
 #include <liembs/model/visual_shapes.hpp>
@@ -453,6 +455,131 @@ TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded onc
     std::ofstream(folder / "zero.urdf") << model;
     CHECK_THROWS_WITH(read_urdf_visuals(folder / "zero.urdf"),
                       Contains("zero.urdf:") && Contains("link 'arm'") && Contains("scale must be finite and non-zero"));
+  }
+}
+
+TEST_CASE("SDF meshes: files relative to the SDF file with their pose and scale, model:// and missing files warned",
+          "[view][sdf][mesh]") {
+  const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
+  const fs::path sdf = source / "mesh-arm.sdf";
+  CapturedWarnings warnings;
+  const ModelVisuals visuals = read_sdf_visuals(sdf);
+  REQUIRE(warnings.messages().size() == 2);
+  CHECK_THAT(warnings.messages()[0], Contains(sdf.string() + ":19: link 'arm', visual 'cover': <mesh> "
+                                              "'model://mesh_arm/meshes/cover.stl' is not drawn") &&
+                                         Contains("not model://"));
+  CHECK_THAT(warnings.messages()[1], Contains(sdf.string() + ":39: link 'hand', visual 'palm': <mesh> 'hand.stl' is "
+                                              "not drawn: no file " + (source / "hand.stl").string()));
+  CHECK(visuals.by_body.count("hand") == 0);  // the page draws its inertia box
+  const auto& arm = visuals.by_body.at("arm");
+  REQUIRE(arm.size() == 2);
+  CHECK(arm[0].type == VisualShape::Type::mesh);
+  REQUIRE(arm[0].mesh);
+  CHECK(arm[0].mesh->format == VisualMesh::Format::stl);
+  CHECK(arm[0].mesh->file == source / "tetrahedron-binary.stl");
+  CHECK(arm[0].scale == Vec3(1, 1, 2));
+  CHECK(arm[0].pose.r.isApprox(Vec3(0, 0, 0.05), 1e-15));
+  CHECK((arm[0].pose.R * Vec3::UnitX()).isApprox(Vec3::UnitY(), 1e-15));  // yaw 90 degrees
+  CHECK(*arm[0].color == std::array<double, 4>{0.5, 0.5, 0.75, 1});
+  REQUIRE(arm[1].mesh);
+  CHECK(arm[1].mesh->format == VisualMesh::Format::obj);
+  CHECK(arm[1].mesh->file == source / "tetrahedron.obj");
+  CHECK(arm[1].scale == Vec3(2, 1, 1));
+  CHECK(arm[1].pose.r.isApprox(Vec3(0.02, 0, 0.2), 1e-15));
+  CHECK((arm[1].pose.R * Vec3::UnitY()).isApprox(Vec3::UnitZ(), 1e-15));  // roll 90 degrees
+
+  SECTION("a <submesh> is not read: a warning, and the mesh is left out") {
+    const fs::path folder = scratch("sdf-submesh");
+    std::string model = file_bytes(sdf);
+    const std::string stl = "<uri>tetrahedron-binary.stl</uri>", obj = "<uri>tetrahedron.obj</uri>";
+    model.replace(model.find(stl), stl.size(), "<uri>" + (source / "tetrahedron-binary.stl").string() + "</uri>");
+    model.replace(model.find(obj), obj.size(), "<uri>" + (source / "tetrahedron.obj").string() +
+                                                   "</uri><submesh><name>lid</name></submesh>");
+    std::ofstream(folder / "submesh.sdf") << model;
+    CapturedWarnings submesh_warnings;
+    const ModelVisuals submesh = read_sdf_visuals(folder / "submesh.sdf");
+    CHECK(submesh.by_body.at("arm").size() == 1);
+    REQUIRE(submesh_warnings.messages().size() == 3);
+    CHECK_THAT(submesh_warnings.messages()[1], Contains("link 'arm', visual 'tip'") &&
+                                                   Contains("<submesh> 'lid' is not read"));
+  }
+}
+
+TEST_CASE("MJCF meshes: the triangles MuJoCo compiled, drawn where the file puts the mesh", "[view][mjcf][mesh]") {
+  const fs::path file = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes/mesh-arm.xml";
+  const ModelVisuals visuals = read_mjcf_visuals(file);
+  // The tetrahedron's vertices (tests/data/meshes/tetrahedron.*) and its four triangles.
+  const std::vector<Vec3> tetrahedron{Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(0, 0.1, 0), Vec3(0, 0, 0.1)};
+  // Where the file puts them: the mesh's scale, then the geom's pose.
+  const auto placed = [&](const Vec3& scale, const Pose& geom) {
+    std::vector<Vec3> points;
+    for (const auto& v : tetrahedron) points.push_back(geom.R * scale.cwiseProduct(v) + geom.r);
+    return points;
+  };
+  // MuJoCo moves a mesh's vertices into its inertial frame and the geom's pose by the inverse:
+  // drawn at the shape's pose, every compiled vertex is one of the file's, and each is drawn.
+  const auto check_drawn = [&](const VisualShape& shape, const std::vector<Vec3>& expected) {
+    REQUIRE(shape.type == VisualShape::Type::mesh);
+    REQUIRE(shape.mesh);
+    const VisualMesh& mesh = *shape.mesh;
+    CHECK(mesh.format == VisualMesh::Format::triangles);
+    CHECK(shape.scale == Vec3::Ones());  // applied by MuJoCo
+    REQUIRE(mesh.faces.size() == 3 * 4);
+    REQUIRE(mesh.vertices.size() % 3 == 0);  // (MuJoCo keeps an STL's three vertices per triangle)
+    const std::size_t vertex_count = mesh.vertices.size() / 3;
+    std::set<std::size_t> matched;
+    for (std::size_t k = 0; k < vertex_count; ++k) {
+      const Vec3 drawn = shape.pose.R * Vec3(mesh.vertices[3 * k], mesh.vertices[3 * k + 1], mesh.vertices[3 * k + 2]) +
+                         shape.pose.r;
+      std::size_t near = 0;
+      for (std::size_t e = 0; e < expected.size(); ++e)
+        if ((drawn - expected[e]).norm() < 1e-6) {  // float vertices
+          matched.insert(e);
+          ++near;
+        }
+      CHECK(near == 1);
+    }
+    CHECK(matched.size() == expected.size());
+    for (const int index : mesh.faces) CHECK((index >= 0 && static_cast<std::size_t>(index) < vertex_count));
+  };
+  Pose stretched_pose, wedge_pose;
+  stretched_pose.r = Vec3(0, 0, 0.05);
+  stretched_pose.R = Eigen::AngleAxisd(M_PI / 2, Vec3::UnitZ()).toRotationMatrix();
+  wedge_pose.r = Vec3(0.02, 0, 0.2);
+  wedge_pose.R = Eigen::AngleAxisd(M_PI / 2, Vec3::UnitX()).toRotationMatrix();
+  const auto& arm = visuals.by_body.at("arm");
+  REQUIRE(arm.size() == 2);
+  check_drawn(arm[0], placed(Vec3(1, 1, 2), stretched_pose));
+  check_drawn(arm[1], placed(Vec3(2, 1, 1), wedge_pose));
+  CHECK(arm[0].mesh->name == "stretched");
+  CHECK(arm[1].mesh->name == "wedge");
+  const auto& hand = visuals.by_body.at("hand");
+  REQUIRE(hand.size() == 1);
+  check_drawn(hand[0], placed(Vec3(1, 1, 2), Pose{}));
+  CHECK(hand[0].mesh == arm[0].mesh);  // one mesh, two geoms
+
+  SECTION("the page holds each compiled mesh once") {
+    Model model = import_mjcf(file);
+    ViewTable table;
+    table.source = "table";
+    table.names = {"time"};
+    table.columns = {{0.0}};
+    for (const auto& body : model.bodies)
+      for (const char* column : {".x", ".y", ".z", ".qw", ".qx", ".qy", ".qz"}) {
+        table.names.push_back(body.name + column);
+        table.columns.push_back({std::string(column) == ".qw" ? 1.0 : 0.0});
+      }
+    const Json data = page_data(view_page(model, visuals, table, ViewOptions{}));
+    REQUIRE(data["meshes"].size() == 2);
+    CHECK(data["meshes"][0]["format"] == "triangles");
+    CHECK(data["meshes"][0]["source"] == "stretched");
+    CHECK(data["meshes"][0]["faces"].size() == 12);
+    const Json& vertices = data["meshes"][0]["vertices"];
+    REQUIRE(vertices.size() == arm[0].mesh->vertices.size());
+    for (std::size_t k = 0; k < vertices.size(); ++k)
+      CHECK(static_cast<float>(vertices[k].get<double>()) == arm[0].mesh->vertices[k]);  // the float, to the bit
+    CHECK(data["bodies"][1]["shapes"][0]["mesh"] == 0);
+    CHECK(data["bodies"][0]["shapes"][1]["mesh"] == 1);
   }
 }
 

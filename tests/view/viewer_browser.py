@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The viewer's page in a real browser (headless Chromium through Selenium): for runs of a
 tree, a URDF arm, a closed loop, a free body in absolute coordinates, paper 004's slider
-crank and an arm drawn with STL and OBJ meshes, `liembs view` writes the page; the page loads
+crank and arms drawn with STL and OBJ meshes (URDF, MJCF), `liembs view` writes the page; the page loads
 without a console error, draws a non-empty scene, two screenshots at different times differ
 where the bodies moved, playback advances time, the plot follows the chosen column, and each
 mesh is drawn with all its triangles where its vertices are. The screenshots stay in the
@@ -26,6 +26,7 @@ CASES = [
     ("absolute-spinning-body", "configs/examples/spinning-body.toml", ["simulation.end_time=2.0"]),
     ("paper-004-slider-crank", "configs/paper-004/slider-crank.toml", ["simulation.end_time=0.5"]),
     ("urdf-mesh-arm", "tests/data/meshes/mesh-arm.toml", []),
+    ("mjcf-mesh-arm", "tests/data/meshes/mesh-arm-mjcf.toml", []),
 ]
 # The meshes each body of a case draws: (file, triangles) per mesh shape, in the file's order,
 # and the colour of those the file gives one (tests/data/meshes/mesh-arm.urdf: tetrahedra).
@@ -34,6 +35,10 @@ MESHES = {
         "arm": [("tetrahedron-binary.stl", 4, None), ("tetrahedron-binary.stl", 4, None)],
         "forearm": [("tetrahedron-ascii.stl", 4, None), ("tetrahedron.obj", 4, "orange")],
         "hand": [],  # its file is missing: the inertia box
+    },
+    "mjcf-mesh-arm": {  # tests/data/meshes/mesh-arm.xml: the triangles MuJoCo compiled
+        "arm": [("stretched", 4, None), ("wedge", 4, None)],
+        "hand": [("stretched", 4, None)],
     },
 }
 BACKGROUND = (0xEE, 0xF1, 0xF5)  # the scene's clear colour (viewer.js)

@@ -53,11 +53,14 @@ class Importer {
   explicit Importer(const std::filesystem::path& file) : file_(file.string()) {}
 
   // The geoms MuJoCo draws by default (groups 0 to 2, not transparent), in their body's
-  // frame; planes, height fields and meshes are not read.
+  // frame; planes and height fields are not read. A mesh geom draws the triangles MuJoCo
+  // compiled (scaled, and moved into the mesh's inertial frame, which geom_pos and geom_quat
+  // undo), one VisualMesh per mesh.
   ModelVisuals visuals() {
     load();
     name_objects();
     ModelVisuals result;
+    std::vector<std::shared_ptr<const VisualMesh>> meshes(static_cast<std::size_t>(mj_->nmesh));
     for (int g = 0; g < mj_->ngeom; ++g) {
       const float* rgba = mj_->geom_matid[g] >= 0 ? mj_->mat_rgba + 4 * mj_->geom_matid[g] : mj_->geom_rgba + 4 * g;
       if (mj_->geom_group[g] > 2 || rgba[3] <= 0.0f) continue;
@@ -85,6 +88,16 @@ class Importer {
           shape.type = VisualShape::Type::box;
           shape.box_size = 2.0 * vec3(size);  // MuJoCo: half-sizes
           break;
+        case mjGEOM_MESH: {
+          const int id = mj_->geom_dataid[g];
+          if (id < 0 || id >= mj_->nmesh) continue;
+          auto& mesh = meshes[static_cast<std::size_t>(id)];
+          if (!mesh) mesh = compiled_mesh(id, g);
+          if (!mesh) continue;
+          shape.type = VisualShape::Type::mesh;
+          shape.mesh = mesh;
+          break;
+        }
         default:
           continue;
       }
@@ -95,6 +108,29 @@ class Importer {
         result.by_body[body_names_[body]].push_back(shape);
     }
     return result;
+  }
+
+  // The triangles of mesh `id` as MuJoCo compiled them, or nothing after a warning naming
+  // geom `geom` when there are more than max_visual_mesh_bytes of them.
+  std::shared_ptr<const VisualMesh> compiled_mesh(int id, int geom) const {
+    const auto vertex_count = static_cast<std::size_t>(mj_->mesh_vertnum[id]);
+    const auto face_count = static_cast<std::size_t>(mj_->mesh_facenum[id]);
+    const std::string name = object_name(mjOBJ_MESH, id);
+    if (12 * (vertex_count + face_count) > max_visual_mesh_bytes) {
+      warn(file_ + ": geom '" + object_name(mjOBJ_GEOM, geom) + "': mesh '" + name + "' is not drawn: " +
+           std::to_string(vertex_count) + " vertices and " + std::to_string(face_count) + " triangles, more than the " +
+           std::to_string(max_visual_mesh_bytes >> 20) + " MiB a page embeds; the viewer draws the body's other "
+           "geoms, or its inertia box");
+      return nullptr;
+    }
+    auto mesh = std::make_shared<VisualMesh>();
+    mesh->format = VisualMesh::Format::triangles;
+    mesh->name = name;
+    const float* vertices = mj_->mesh_vert + 3 * mj_->mesh_vertadr[id];
+    mesh->vertices.assign(vertices, vertices + 3 * vertex_count);
+    const int* faces = mj_->mesh_face + 3 * mj_->mesh_faceadr[id];  // indices into the mesh's own vertices
+    mesh->faces.assign(faces, faces + 3 * face_count);
+    return mesh;
   }
 
   Model run() {

@@ -19,6 +19,7 @@
 #include <sdf/JointAxis.hh>
 #include <sdf/Link.hh>
 #include <sdf/Material.hh>
+#include <sdf/Mesh.hh>
 #include <sdf/Model.hh>
 #include <sdf/Root.hh>
 #include <sdf/Sphere.hh>
@@ -68,8 +69,9 @@ class Importer {
  public:
   explicit Importer(const std::filesystem::path& file) : file_(file.string()) {}
 
-  // Every link's <visual> boxes, spheres, cylinders, capsules and ellipsoids in the link
-  // frame, with the material's diffuse colour; meshes, planes and height maps are not read.
+  // Every link's <visual> boxes, spheres, cylinders, capsules, ellipsoids and meshes (STL and
+  // OBJ files, see visual_mesh_file) in the link frame, with the material's diffuse colour;
+  // planes and height maps are not read, a mesh that cannot be drawn is left out after a warning.
   ModelVisuals visuals() {
     load(false);
     ModelVisuals result;
@@ -103,6 +105,25 @@ class Importer {
             shape.type = VisualShape::Type::ellipsoid;
             shape.radii = to_vec3(geometry->EllipsoidShape()->Radii());
             break;
+          case sdf::GeometryType::MESH: {
+            const sdf::Mesh& mesh = *geometry->MeshShape();
+            const std::string where = this->where(mesh.Element()) + "link '" + link.Name() + "', visual '" +
+                                      visual.Name() + "': ";
+            shape.type = VisualShape::Type::mesh;
+            shape.scale = to_vec3(mesh.Scale());
+            if (!shape.scale.allFinite() || (shape.scale.array() == 0.0).any())
+              fail_at(mesh.Element(), "link '" + link.Name() + "', visual '" + visual.Name() +
+                                          "': <mesh><scale> must be finite and non-zero");
+            if (!mesh.Submesh().empty()) {
+              warn(where + "<mesh> '" + mesh.Uri() + "' is not drawn: <submesh> '" + mesh.Submesh() +
+                   "' is not read (only whole meshes); the viewer draws the link's other shapes, or its inertia box");
+              continue;
+            }
+            // A relative URI is relative to the file the <mesh> is in (an <include>d model's).
+            shape.mesh = visual_mesh_file(mesh.FilePath().empty() ? file_ : mesh.FilePath(), mesh.Uri(), where);
+            if (!shape.mesh) continue;
+            break;
+          }
           default:
             continue;
         }

@@ -51,7 +51,8 @@ Model import_mjcf(const std::filesystem::path& file);
 
 // The geoms MuJoCo draws by default (groups 0 to 2, alpha > 0) of an MJCF file, through
 // MuJoCo's compiler (sizes as full lengths: MuJoCo's half-sizes doubled), with their colour;
-// planes, height fields and meshes are not read. Bodies are named as import_mjcf names them;
+// planes and height fields are not read. A mesh geom gives the triangles MuJoCo compiled from
+// its file (VisualMesh::Format::triangles, scale applied). Bodies are named as import_mjcf names them;
 // the world body's geoms are the world's. Throws ModelError as import_mjcf does.
 ModelVisuals read_mjcf_visuals(const std::filesystem::path& file);
 

@@ -41,9 +41,13 @@ namespace liembs {
 
 Model import_sdf(const std::filesystem::path& file);
 
-// The <visual> boxes, spheres, cylinders, capsules and ellipsoids of every link of an SDF
-// file, in the link frame (libsdformat's frame semantics), with the material's diffuse
-// colour; meshes, planes and height maps are not read. Throws ModelError as import_sdf does.
+// The <visual> boxes, spheres, cylinders, capsules, ellipsoids and meshes of every link of an
+// SDF file, in the link frame (libsdformat's frame semantics), with the material's diffuse
+// colour; planes and height maps are not read. A <mesh><uri><scale> is drawn when its file is
+// an STL or OBJ file found relative to the file the <mesh> is in (liembs::VisualMesh); a
+// package:// or model:// URI, a missing file or a <submesh> gives a warning naming the file,
+// line, link and URI, and the mesh is left out. Throws ModelError as import_sdf does, and for
+// a zero mesh scale.
 ModelVisuals read_sdf_visuals(const std::filesystem::path& file);
 
 }  // namespace liembs
