@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """The viewer's page in a real browser (headless Chromium through Selenium): for runs of a
 tree, a URDF arm, a closed loop, a free body in absolute coordinates, paper 004's slider
-crank and arms drawn with STL and OBJ meshes (URDF, MJCF), `liembs view` writes the page; the page loads
-without a console error, draws a non-empty scene, two screenshots at different times differ
-where the bodies moved, playback advances time, the plot follows the chosen column, and each
-mesh is drawn with all its triangles where its vertices are. The screenshots stay in the
-output folder for a developer to look at.
+crank and arms drawn with STL and OBJ meshes (URDF, MJCF), `liembs view` writes the page;
+the page loads without a console error, draws a non-empty scene, two screenshots at
+different times differ where the bodies moved, playback advances time, the plot follows the
+chosen column, each mesh is drawn with all its triangles where its vertices are, and a mesh
+three.js cannot read is named on the page. The screenshots stay in the output folder for a
+developer to look at.
 
 Usage: viewer_browser.py --liembs BUILD/bin/liembs --source SOURCE_DIR --output FOLDER
 """
@@ -133,6 +134,36 @@ def check_meshes(driver, name, expected, shot, ratio):
             if colour == "orange" and not (pixel[0] > pixel[2] + 80 and pixel[0] > pixel[1]):
                 fail(name + ": mesh " + source + " of body '" + body + "' is not orange at " + str(point) + ": " +
                      str(pixel))
+
+
+def check_unreadable_mesh(driver, program, source, output):
+    """A mesh file that passes liembs's checks but that three.js cannot read (an ASCII STL
+    cut short) is named above the scene and in liembsView.meshProblems, without a console
+    error; the link keeps its other mesh."""
+    folder = output / "unreadable-mesh"
+    shutil.copytree(pathlib.Path(source) / "tests/data/meshes", folder)
+    (folder / "tetrahedron-ascii.stl").write_text("solid cut\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 0\n")
+    liembs(program, "run", "mesh-arm.toml", "--quiet", "--output", "run", "--set", "simulation.end_time=0.1", cwd=folder)
+    liembs(program, "view", "run", "--quiet", cwd=folder)
+    driver.get((folder / "run" / "view.html").as_uri())
+    for _ in range(600):
+        if driver.execute_script("return !!window.liembsView"):
+            break
+        time.sleep(0.1)
+    else:
+        fail("unreadable mesh: the page did not start; console: " + str(console_errors(driver)))
+    errors = console_errors(driver)
+    if errors:
+        fail("unreadable mesh: console errors: " + "\n".join(errors))
+    problems = driver.execute_script("return liembsView.meshProblems")
+    message = driver.find_element("id", "message").text
+    if len(problems) != 1 or not problems[0].startswith("mesh tetrahedron-ascii.stl is not drawn") or \
+            problems[0] not in message:
+        fail("unreadable mesh: not reported: " + str(problems) + " / " + message)
+    drawn = [(mesh["source"], mesh["triangles"]) for mesh in driver.execute_script("return liembsView.meshes('forearm')")]
+    if drawn != [("tetrahedron-ascii.stl", 0), ("tetrahedron.obj", 4)]:
+        fail("unreadable mesh: the forearm draws " + str(drawn))
+    print("unreadable mesh: ok (" + problems[0] + ")")
 
 
 def check_case(driver, name, run, output):
@@ -265,6 +296,7 @@ def main():
         try:
             for name, run in runs:
                 check_case(driver, name, run, output)
+            check_unreadable_mesh(driver, program, arguments.source, output)
         finally:
             driver.quit()
     print("screenshots in " + str(output))

@@ -64,26 +64,32 @@
     for (let i = 0; i < text.length; ++i) bytes[i] = text.charCodeAt(i);
     return bytes.buffer;
   }
+  function parseMesh(mesh) {
+    if (mesh.format === 'stl') return [new THREE.STLLoader().parse(fileBytes(mesh.base64))];
+    if (mesh.format === 'obj') {
+      const geometries = [];
+      new THREE.OBJLoader().parse(new TextDecoder().decode(fileBytes(mesh.base64))).traverse((object) => {
+        if (object.isMesh) geometries.push(object.geometry);
+      });
+      return geometries;
+    }
+    if (mesh.format === 'triangles') {
+      const indexed = new THREE.BufferGeometry();
+      indexed.setAttribute('position', new THREE.Float32BufferAttribute(mesh.vertices, 3));
+      indexed.setIndex(mesh.faces);
+      const geometry = indexed.toNonIndexed();  // flat faces
+      geometry.computeVertexNormals();
+      return [geometry];
+    }
+    throw new Error('unknown mesh format ' + mesh.format);
+  }
   const meshProblems = [];
   const meshGeometries = data.meshes.map((mesh) => {
     try {
-      if (mesh.format === 'stl') return [new THREE.STLLoader().parse(fileBytes(mesh.base64))];
-      if (mesh.format === 'obj') {
-        const geometries = [];
-        new THREE.OBJLoader().parse(new TextDecoder().decode(fileBytes(mesh.base64))).traverse((object) => {
-          if (object.isMesh) geometries.push(object.geometry);
-        });
-        return geometries;
-      }
-      if (mesh.format === 'triangles') {
-        const indexed = new THREE.BufferGeometry();
-        indexed.setAttribute('position', new THREE.Float32BufferAttribute(mesh.vertices, 3));
-        indexed.setIndex(mesh.faces);
-        const geometry = indexed.toNonIndexed();  // flat faces
-        geometry.computeVertexNormals();
-        return [geometry];
-      }
-      throw new Error('unknown mesh format ' + mesh.format);
+      const geometries = parseMesh(mesh);
+      if (!geometries.some((geometry) => geometry.getAttribute('position').count >= 3))
+        throw new Error('no triangles in it');
+      return geometries;
     } catch (error) {
       meshProblems.push('mesh ' + mesh.source + ' is not drawn: ' + error.message);
       return [];
