@@ -445,7 +445,14 @@ TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded onc
     CHECK_THAT(messages[3], Contains("link 'forearm'") && Contains("'part.dae' is not drawn") &&
                                 Contains("only STL (.stl) and OBJ (.obj) files"));
     CHECK_THAT(messages[4], Contains("link 'forearm'") && Contains("'huge.stl' is not drawn") &&
-                                Contains(std::to_string(max_visual_mesh_bytes + 1) + " bytes, more than the 32 MiB"));
+                                Contains(std::to_string(max_visual_mesh_bytes + 1) + " bytes, more than the " +
+                                         std::to_string(max_visual_mesh_bytes >> 20) + " MiB"));
+  }
+
+  SECTION("docs/viewer.md states the size limit the code has") {
+    const std::string doc = file_bytes(fs::path(LIEMBS_SOURCE_DIR) / "docs/viewer.md");
+    CHECK_THAT(doc, Contains("or one of more than " + std::to_string(max_visual_mesh_bytes >> 20) +
+                             " MiB (`liembs::max_visual_mesh_bytes`)"));
   }
 
   SECTION("a zero scale is an error naming the link") {
