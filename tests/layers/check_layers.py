@@ -14,7 +14,10 @@ The check fails
   - on a folder that is in neither layer (a new folder must be placed in one);
   - with a built core library given, on a shared library it needs (ELF NEEDED, read with
     readelf) beyond Eigen's and Boost's world: the C++ runtime and libc only.
-Usage: check_layers.py FRAMEWORK_DIR [LIBLIEMBS_CORE.so]    |    check_layers.py --self-test
+  - with --architecture PAGE, on a row of PAGE's folder table (docs/architecture.md, "Layers")
+    whose layer or "includes" column differs from the measured graph, or a folder without a row.
+Usage: check_layers.py FRAMEWORK_DIR [LIBLIEMBS_CORE.so] [--architecture PAGE]
+       check_layers.py --self-test
 """
 import os
 import re
@@ -73,6 +76,37 @@ def check_needed(library):
         return [f"{library}: readelf lists no NEEDED entry (not a shared library?)"]
     return [f"{library} needs {name}: liembs-core links the C++ runtime only (Eigen and Boost are header-only)"
             for name in needed if not CORE_LIBRARIES.match(name)]
+
+
+DOC_ROW = re.compile(r"^\| (core|application) \| `([\w.]+)/` \|.*\| ([^|]+) \|$", re.M)
+
+
+def folder_graph(framework):
+    """Included folders per folder (itself and '.' left out), and every folder."""
+    edges, folders = {}, set()
+    for folder, _, _, included, _ in scan(framework):
+        folders.add(folder)
+        if included and included not in (folder, "."):
+            edges.setdefault(folder, set()).add(included)
+    return edges, folders
+
+
+def check_architecture(framework, page):
+    """The folder table of `page` against the measured include graph and the layers."""
+    edges, folders = folder_graph(framework)
+    problems, rows = [], {}
+    with open(page, encoding="utf-8") as text:
+        for layer, folder, includes in DOC_ROW.findall(text.read()):
+            rows[folder] = layer
+            listed = {name.strip() for name in includes.split(",")} - {"—", ""}
+            if listed != edges.get(folder, set()):
+                problems.append(f"{page}: folder '{folder}' lists includes {sorted(listed)}, the code has "
+                                f"{sorted(edges.get(folder, set()))}")
+            if (layer == "core") != (folder in CORE):
+                problems.append(f"{page}: folder '{folder}' is in layer '{layer}' there, not in check_layers.py")
+    for folder in sorted(folders - {"."} - set(rows)):
+        problems.append(f"{page}: folder '{folder}' has no row in the folder table")
+    return problems
 
 
 def find_cycle(edges):
@@ -156,25 +190,39 @@ def self_test():
     assert any("nlohmann/json.hpp>, an application-only dependency" in p for p in problems), problems
     unplaced = tree({"include/liembs/misc/a.hpp": "\n"})
     assert any("folder 'misc' is in neither layer" in p for p in check(unplaced)), check(unplaced)
-    print("self-test passed: cycles, upward includes and unplaced folders are found")
+    page = os.path.join(clean, "architecture.md")
+    with open(page, "w", encoding="utf-8") as out:
+        out.write("| core | `lie/` | x | — |\n| core | `sim/` | x | lie |\n| application | `host/` | x | lie |\n")
+    problems = check_architecture(clean, page)
+    assert len(problems) == 1 and "folder 'host' lists includes ['lie'], the code has ['sim']" in problems[0], problems
+    print("self-test passed: cycles, upward includes, unplaced folders and a stale folder table are found")
 
 
 def main():
     if sys.argv[1:] == ["--self-test"]:
         self_test()
         return 0
-    if len(sys.argv) not in (2, 3):
+    arguments = sys.argv[1:]
+    page = None
+    if "--architecture" in arguments:
+        at = arguments.index("--architecture")
+        page = arguments[at + 1] if at + 1 < len(arguments) else None
+        arguments = arguments[:at] + arguments[at + 2:]
+    if len(arguments) not in (1, 2) or ("--architecture" in sys.argv and page is None):
         print(__doc__, file=sys.stderr)
         return 2
-    problems = check(sys.argv[1])
-    if len(sys.argv) == 3:
-        problems += check_needed(sys.argv[2])
+    problems = check(arguments[0])
+    if len(arguments) == 2:
+        problems += check_needed(arguments[1])
+    if page:
+        problems += check_architecture(arguments[0], page)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         return 1
     print("layers: no cycle between folders, the core includes no application code" +
-          (" and links the runtime only" if len(sys.argv) == 3 else ""))
+          (" and links the runtime only" if len(arguments) == 2 else "") +
+          (f"; {page} shows the measured graph" if page else ""))
     return 0
 
 
