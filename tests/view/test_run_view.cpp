@@ -20,10 +20,13 @@
 
 #include <Eigen/Geometry>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -337,6 +340,93 @@ std::string file_bytes(const fs::path& file) {
   return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
 }
 
+// Sets (or with nullptr unsets) environment variables while it lives, then restores them: the
+// search paths of package:// and model:// URIs, which the importers read when they load.
+class Environment {
+ public:
+  Environment(std::initializer_list<std::pair<const char*, const char*>> values) {
+    for (const auto& [name, value] : values) {
+      const char* old = std::getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      if (value) ::setenv(name, value, 1);
+      else ::unsetenv(name);
+    }
+  }
+  ~Environment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  }
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// No search path of package:// and model:// URIs: only the model file's folders are searched.
+Environment no_search_paths() {
+  return {{"ROS_PACKAGE_PATH", nullptr}, {"AMENT_PREFIX_PATH", nullptr}, {"GZ_SIM_RESOURCE_PATH", nullptr},
+          {"IGN_GAZEBO_RESOURCE_PATH", nullptr}, {"SDF_PATH", nullptr}, {"GAZEBO_MODEL_PATH", nullptr}};
+}
+
+// Writes `text` to `file`, creating its folders.
+void write_file(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+}
+
+// A one-link arm whose one visual is the mesh `uri` (its <link> and <mesh> on line 3), as a
+// URDF or an SDF file by `file`'s extension.
+void write_mesh_arm(const fs::path& file, const std::string& uri) {
+  if (file.extension() == ".urdf")
+    write_file(file, "<robot name=\"arm\">\n<link name=\"base\"/>\n<link name=\"arm\"><inertial><mass value=\"1\"/>"
+                     "<inertia ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial><visual>"
+                     "<geometry><mesh filename=\"" + uri + "\"/></geometry></visual></link>\n<joint name=\"shoulder\" "
+                     "type=\"continuous\"><parent link=\"base\"/><child link=\"arm\"/><axis xyz=\"1 0 0\"/></joint>"
+                     "</robot>\n");
+  else
+    write_file(file, "<sdf version=\"1.9\"><model name=\"arm\">\n<link name=\"arm\"><inertial><mass>1</mass><inertia><ixx>"
+                     "0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial>\n<visual name=\"cover\"><geometry>"
+                     "<mesh><uri>" + uri + "</uri></mesh></geometry></visual></link>\n<joint name=\"shoulder\" type="
+                     "\"revolute\"><parent>world</parent><child>arm</child><axis><xyz>1 0 0</xyz></axis></joint>"
+                     "</model></sdf>\n");
+}
+
+// The page's data for a URDF or SDF model file: a short run of it (a run file in a folder of
+// its own), then `liembs view`'s page, made in this process (with its environment).
+Json model_page(const fs::path& model_file) {
+  static int runs = 0;
+  const fs::path folder = scratch("model-page-" + std::to_string(++runs));
+  write_file(folder / "run.toml", "[model]\n" + model_file.extension().string().substr(1) + " = " +
+                                      cli_test::single_quoted(model_file) + "\ngravity = [0.0, 0.0, -9.81]\n"
+                                      "[representation]\nname = \"body-fixed\"\n[algorithm]\nname = \"aba\"\n"
+                                      "[group]\nname = \"SE3\"\n[integrator]\nname = \"rkmk\"\ntableau = \"rk4\"\n"
+                                      "[simulation]\nend_time = 0.02\nstep_size = 1e-3\n");
+  const auto result = run_cli("run " + cli_test::single_quoted(folder / "run.toml") + " --quiet --output " +
+                              cli_test::single_quoted(folder / "run"));
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  return page_data(view_page(folder / "run"));
+}
+
+// The bytes of the one mesh file the page of a mesh arm (write_mesh_arm) embeds.
+std::string embedded_mesh(const fs::path& model_file) {
+  const Json data = model_page(model_file);
+  REQUIRE(data["meshes"].size() == 1);
+  return from_base64(data["meshes"][0]["base64"]);
+}
+
+// The one warning reading a mesh arm (write_mesh_arm) gives when its mesh is not drawn.
+std::string mesh_warning(const fs::path& model_file) {
+  CapturedWarnings warnings;
+  const ModelVisuals visuals = model_file.extension() == ".urdf" ? read_urdf_visuals(model_file) : read_sdf_visuals(model_file);
+  CHECK(visuals.by_body.empty());
+  REQUIRE(warnings.messages().size() == 1);
+  return warnings.messages()[0];
+}
+
 }  // namespace
 
 TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded once, with their pose and scale",
@@ -344,6 +434,7 @@ TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded onc
   const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
   const fs::path urdf = source / "mesh-arm.urdf";
   CapturedWarnings warnings;
+  const Environment cleared = no_search_paths();
   const ModelVisuals visuals = read_urdf_visuals(urdf);
 
   // The package:// URI and the missing file are named with the file, line and link; the
@@ -351,7 +442,7 @@ TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded onc
   REQUIRE(warnings.messages().size() == 2);
   CHECK_THAT(warnings.messages()[0], Contains(urdf.string() + ":8: link 'arm': <mesh> "
                                               "'package://mesh_arm/meshes/cover.stl' is not drawn") &&
-                                         Contains("not package://"));
+                                         Contains("no package 'mesh_arm': looked in ROS_PACKAGE_PATH (not set)"));
   CHECK_THAT(warnings.messages()[1], Contains(urdf.string() + ":30: link 'hand': <mesh> 'hand.stl' is not drawn") &&
                                          Contains("no file " + (source / "hand.stl").string()));
   CHECK(visuals.by_body.count("hand") == 0);
@@ -470,11 +561,12 @@ TEST_CASE("SDF meshes: files relative to the SDF file with their pose and scale,
   const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
   const fs::path sdf = source / "mesh-arm.sdf";
   CapturedWarnings warnings;
+  const Environment cleared = no_search_paths();
   const ModelVisuals visuals = read_sdf_visuals(sdf);
   REQUIRE(warnings.messages().size() == 2);
   CHECK_THAT(warnings.messages()[0], Contains(sdf.string() + ":19: link 'arm', visual 'cover': <mesh> "
                                               "'model://mesh_arm/meshes/cover.stl' is not drawn") &&
-                                         Contains("not model://"));
+                                         Contains("no model 'mesh_arm': looked in GZ_SIM_RESOURCE_PATH (not set)"));
   CHECK_THAT(warnings.messages()[1], Contains(sdf.string() + ":39: link 'hand', visual 'palm': <mesh> 'hand.stl' is "
                                               "not drawn: no file " + (source / "hand.stl").string()));
   CHECK(visuals.by_body.count("hand") == 0);  // the page draws its inertia box
@@ -509,6 +601,175 @@ TEST_CASE("SDF meshes: files relative to the SDF file with their pose and scale,
     REQUIRE(submesh_warnings.messages().size() == 3);
     CHECK_THAT(submesh_warnings.messages()[1], Contains("link 'arm', visual 'tip'") &&
                                                    Contains("<submesh> 'lid' is not read"));
+  }
+}
+
+TEST_CASE("package:// and model:// mesh URIs are found where ROS and Gazebo find them", "[view][mesh][uri]") {
+  const fs::path meshes = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
+  const std::string binary = file_bytes(meshes / "tetrahedron-binary.stl"), ascii = file_bytes(meshes / "tetrahedron-ascii.stl");
+  const fs::path root = scratch("resource-uris");
+  const auto package_xml = [](const std::string& name) {
+    return "<?xml version=\"1.0\"?>\n<package format=\"3\">\n  <!-- <name>not_this</name> -->\n  <name> " + name +
+           " </name>\n  <version>1.0.0</version>\n</package>\n";
+  };
+  const auto paths = [](std::initializer_list<fs::path> folders) {
+    std::string text;
+    for (const auto& folder : folders) {
+      if (!text.empty()) text += ':';
+      text += folder.string();
+    }
+    return text;
+  };
+  const Environment cleared = no_search_paths();
+
+  SECTION("package://: a package in ROS_PACKAGE_PATH, by its package.xml, below the folders listed") {
+    // ws/src/arm_description says it is mesh_arm; the folders named mesh_arm inside another
+    // package and in a hidden folder are not packages of that name.
+    write_file(root / "ws/src/arm_description/package.xml", package_xml("mesh_arm"));
+    write_file(root / "ws/src/arm_description/meshes/cover.stl", ascii);
+    write_file(root / "ws/a_tools/package.xml", package_xml("a_tools"));
+    write_file(root / "ws/a_tools/mesh_arm/meshes/cover.stl", binary);
+    write_file(root / "ws/.hidden/mesh_arm/meshes/cover.stl", binary);
+    fs::create_directories(root / "empty");
+    const fs::path urdf = root / "robots/arm.urdf";
+    write_mesh_arm(urdf, "package://mesh_arm/meshes/cover.stl");
+    const Environment ros{{"ROS_PACKAGE_PATH", paths({root / "empty", root / "missing", root / "ws"}).c_str()}};
+    CapturedWarnings warnings;
+    const ModelVisuals visuals = read_urdf_visuals(urdf);
+    CHECK(warnings.messages().empty());
+    REQUIRE(visuals.by_body.at("arm").at(0).mesh);
+    CHECK(visuals.by_body.at("arm")[0].mesh->file == root / "ws/src/arm_description/meshes/cover.stl");
+    CHECK(embedded_mesh(urdf) == ascii);  // the page embeds that file's bytes
+
+    SECTION("a path inside the package by '..' is read; one that leaves it is refused") {
+      write_file(root / "ws/src/secret.stl", binary);
+      write_mesh_arm(urdf, "package://mesh_arm/meshes/../meshes/cover.stl");
+      CHECK(embedded_mesh(urdf) == ascii);
+      for (const std::string uri : {"package://mesh_arm/../secret.stl", "package://mesh_arm/meshes/../../secret.stl"}) {
+        write_mesh_arm(urdf, uri);
+        CHECK_THAT(mesh_warning(urdf), Contains(urdf.string() + ":3: link 'arm': <mesh> '" + uri + "' is not drawn: "
+                                                  "the path leaves the folder of package 'mesh_arm'"));
+      }
+    }
+
+    SECTION("a package deeper than the crawl goes is not found") {
+      fs::create_directories(root / "ws/src/1/2/3");
+      fs::rename(root / "ws/src/arm_description", root / "ws/src/1/2/3/arm_description");
+      CHECK_THAT(mesh_warning(urdf), Contains("no package 'mesh_arm': looked in ROS_PACKAGE_PATH (" +
+                                              (root / "empty").string() + ", " + (root / "missing").string() + ", " +
+                                              (root / "ws").string() + "; each with its subfolders 4 levels down)"));
+    }
+  }
+
+  SECTION("package://: the same name in two places: the first wins, even without the file") {
+    write_file(root / "one/mesh_arm/meshes/cover.stl", binary);  // a folder named mesh_arm, no package.xml
+    write_file(root / "two/b_description/package.xml", package_xml("mesh_arm"));
+    write_file(root / "two/b_description/meshes/cover.stl", ascii);
+    write_file(root / "two/a_description/package.xml", package_xml("mesh_arm"));  // by name, before b_
+    write_file(root / "two/a_description/meshes/cover.stl", binary);
+    const fs::path urdf = root / "robots/arm.urdf";
+    write_mesh_arm(urdf, "package://mesh_arm/meshes/cover.stl");
+    {
+      const Environment ros{{"ROS_PACKAGE_PATH", paths({root / "one", root / "two"}).c_str()}};
+      CHECK(embedded_mesh(urdf) == binary);
+    }
+    {
+      const Environment ros{{"ROS_PACKAGE_PATH", paths({root / "two", root / "one"}).c_str()}};
+      CHECK(read_urdf_visuals(urdf).by_body.at("arm").at(0).mesh->file == root / "two/a_description/meshes/cover.stl");
+      fs::rename(root / "two/a_description/meshes/cover.stl", root / "two/a_description/meshes/old.stl");
+      // Not the file of b_description, nor that of one/mesh_arm.
+      CHECK_THAT(mesh_warning(urdf),
+                 Contains("is not drawn: no file " + (root / "two/a_description/meshes/cover.stl").string() +
+                          " (package 'mesh_arm' is " + (root / "two/a_description").string() +
+                          ", found in ROS_PACKAGE_PATH)"));
+    }
+  }
+
+  SECTION("package://: a ROS 2 package under AMENT_PREFIX_PATH") {
+    write_file(root / "install/share/ament_index/resource_index/packages/mesh_arm", "");
+    write_file(root / "install/share/mesh_arm/meshes/cover.stl", ascii);
+    write_file(root / "other/share/mesh_arm/meshes/cover.stl", binary);  // not in the ament index
+    const fs::path urdf = root / "robots/arm.urdf";
+    write_mesh_arm(urdf, "package://mesh_arm/meshes/cover.stl");
+    const Environment ament{{"AMENT_PREFIX_PATH", paths({root / "other", root / "install"}).c_str()}};
+    CHECK(embedded_mesh(urdf) == ascii);
+  }
+
+  SECTION("package://: the folder holding the model file that is the package") {
+    write_file(root / "mesh_arm/meshes/cover.stl", ascii);  // named mesh_arm
+    write_file(root / "mesh_arm/urdf/arm_description/package.xml", package_xml("mesh_arm"));
+    write_file(root / "mesh_arm/urdf/arm_description/meshes/cover.stl", binary);
+    const fs::path urdf = root / "mesh_arm/urdf/arm_description/urdf/arm.urdf";  // the nearest is the package
+    write_mesh_arm(urdf, "package://mesh_arm/meshes/cover.stl");
+    CHECK(embedded_mesh(urdf) == binary);
+    write_mesh_arm(root / "mesh_arm/urdf/arm.urdf", "package://mesh_arm/meshes/cover.stl");
+    CHECK(embedded_mesh(root / "mesh_arm/urdf/arm.urdf") == ascii);
+  }
+
+  SECTION("model://: the model folder in Gazebo's resource paths, in their order") {
+    write_file(root / "gz/mesh_arm/meshes/cover.stl", ascii);
+    write_file(root / "sdf/mesh_arm/meshes/cover.stl", binary);
+    const fs::path sdf = root / "worlds/arm.sdf";
+    write_mesh_arm(sdf, "model://mesh_arm/meshes/cover.stl");
+    {
+      const Environment gazebo{{"SDF_PATH", (root / "sdf").c_str()}};
+      CHECK(embedded_mesh(sdf) == binary);
+    }
+    const Environment gazebo{{"SDF_PATH", (root / "sdf").c_str()},
+                             {"GZ_SIM_RESOURCE_PATH", paths({root / "empty", root / "gz"}).c_str()}};
+    CHECK(embedded_mesh(sdf) == ascii);
+    // package:// in an SDF file is looked up as ROS does: not in Gazebo's paths.
+    write_mesh_arm(sdf, "package://mesh_arm/meshes/cover.stl");
+    CHECK_THAT(mesh_warning(sdf), Contains("no package 'mesh_arm'"));
+  }
+
+  SECTION("model://: the folder holding the model file that has the model's name") {
+    write_file(root / "models/mesh_arm/meshes/cover.stl", ascii);
+    const fs::path sdf = root / "models/mesh_arm/model.sdf";
+    write_mesh_arm(sdf, "model://mesh_arm/meshes/cover.stl");
+    CHECK(embedded_mesh(sdf) == ascii);
+    write_mesh_arm(sdf, "model://mesh_arm/../secret.stl");
+    CHECK_THAT(mesh_warning(sdf), Contains("the path leaves the folder of model 'mesh_arm'"));
+  }
+
+  SECTION("not found: the warning says where it looked, and the link keeps its inertia box") {
+    const fs::path urdf = root / "robots/arm.urdf", sdf = root / "robots/arm.sdf";
+    write_mesh_arm(urdf, "package://mesh_arm/meshes/cover.stl");
+    write_mesh_arm(sdf, "model://mesh_arm/meshes/cover.stl");
+    const Environment search{{"ROS_PACKAGE_PATH", (root / "ros").c_str()}, {"AMENT_PREFIX_PATH", ""},
+                             {"SDF_PATH", paths({root / "a", root / "b"}).c_str()}};
+    const std::string package_warning = mesh_warning(urdf);
+    CHECK(package_warning ==
+          urdf.string() + ":3: link 'arm': <mesh> 'package://mesh_arm/meshes/cover.stl' is not drawn: no package "
+          "'mesh_arm': looked in ROS_PACKAGE_PATH (" + (root / "ros").string() + "; each with its subfolders 4 levels "
+          "down), AMENT_PREFIX_PATH (empty), then " + (root / "robots").string() + " and the folders above it; the "
+          "viewer draws the link's other shapes, or its inertia box");
+    CHECK(mesh_warning(sdf) ==
+          sdf.string() + ":3: link 'arm', visual 'cover': <mesh> 'model://mesh_arm/meshes/cover.stl' is not drawn: no "
+          "model 'mesh_arm': looked in GZ_SIM_RESOURCE_PATH (not set), IGN_GAZEBO_RESOURCE_PATH (not set), SDF_PATH (" +
+          (root / "a").string() + ", " + (root / "b").string() + "), GAZEBO_MODEL_PATH (not set), then " +
+          (root / "robots").string() + " and the folders above it; the viewer draws the link's other shapes, or its "
+          "inertia box");
+    // docs/viewer.md states the depth the crawl goes to, as the warning says it.
+    std::smatch depth;
+    REQUIRE(std::regex_search(package_warning, depth, std::regex("its subfolders ([0-9]+) levels down")));
+    CHECK_THAT(file_bytes(fs::path(LIEMBS_SOURCE_DIR) / "docs/viewer.md"),
+               Contains("down to " + depth[1].str() + " levels (`ResourceSearch::max_package_depth`)"));
+    const Json data = model_page(urdf);
+    CHECK(data["meshes"].empty());
+    REQUIRE(data["bodies"][0]["shapes"].size() == 1);
+    CHECK(data["bodies"][0]["shapes"][0]["from"] == "inertia");
+  }
+
+  SECTION("a URI without a package name or a file is refused") {
+    const fs::path urdf = root / "robots/arm.urdf";
+    for (const auto& [uri, why] : std::vector<std::pair<std::string, std::string>>{
+             {"package:///meshes/cover.stl", "no package name after package://"},
+             {"package://mesh_arm", "no file after the package name 'mesh_arm'"},
+             {"model://../cover.stl", "no model name after model://"}}) {
+      write_mesh_arm(urdf, uri);
+      CHECK_THAT(mesh_warning(urdf), Contains("'" + uri + "' is not drawn: " + why));
+    }
   }
 }
 

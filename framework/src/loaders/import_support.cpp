@@ -1,4 +1,5 @@
 #include "import_support.hpp"
+#include "resource_uri.hpp"
 
 #include <liembs/error.hpp>
 #include <liembs/util/warning.hpp>
@@ -94,24 +95,33 @@ std::string mesh_file_problem(const std::filesystem::path& file, VisualMesh::For
 }  // namespace
 
 std::shared_ptr<const VisualMesh> visual_mesh_file(const std::filesystem::path& model_file, const std::string& uri,
-                                                   const std::string& where) {
+                                                   const std::string& where, ResourceSearch& search) {
   const auto not_drawn = [&](const std::string& why) -> std::shared_ptr<const VisualMesh> {
     warn(where + "<mesh> '" + uri + "' is not drawn: " + why +
          "; the viewer draws the link's other shapes, or its inertia box");
     return nullptr;
   };
-  std::string path = uri;
-  if (path.rfind("file://", 0) == 0) path.erase(0, 7);
-  const std::size_t scheme = path.find("://");
-  if (scheme != std::string::npos)
-    return not_drawn("only paths relative to the model file, absolute paths and file:// URIs are read, not " +
-                     path.substr(0, scheme + 3) + " (give the path of the file)");
-  if (path.empty()) return not_drawn("no file name");
-  std::filesystem::path file = path;
-  if (file.is_relative()) file = model_file.parent_path() / file;
-  file = file.lexically_normal();
+  std::filesystem::path file;
+  std::string found_in;  // how a package:// or model:// URI led to `file`
+  if (is_resource_uri(uri)) {
+    const ResourceSearch::Found found = search.resolve(uri, model_file);
+    if (!found.file) return not_drawn(found.note);
+    file = *found.file;
+    found_in = " (" + found.note + ")";
+  } else {
+    std::string path = uri;
+    if (path.rfind("file://", 0) == 0) path.erase(0, 7);
+    const std::size_t scheme = path.find("://");
+    if (scheme != std::string::npos)
+      return not_drawn("only paths relative to the model file, absolute paths, file://, package:// and model:// URIs "
+                       "are read, not " + path.substr(0, scheme + 3) + " (give the path of the file)");
+    if (path.empty()) return not_drawn("no file name");
+    file = path;
+    if (file.is_relative()) file = model_file.parent_path() / file;
+    file = file.lexically_normal();
+  }
   std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) return not_drawn("no file " + file.string());
+  if (!std::filesystem::is_regular_file(file, error)) return not_drawn("no file " + file.string() + found_in);
   auto mesh = std::make_shared<VisualMesh>();
   const std::string extension = lower_case(file.extension().string());
   if (extension == ".stl") mesh->format = VisualMesh::Format::stl;

@@ -26,13 +26,16 @@ std::string quoted_names(const std::vector<std::string>& names, std::size_t show
 // <item>; <item>..." (nothing when `items` is empty).
 void warn_not_modelled(const std::string& file, const std::vector<std::string>& items);
 
+class ResourceSearch;
+
 // The mesh file a <mesh> of `model_file` names by `uri`: a path relative to the model file's
-// folder, an absolute path or a file:// URI, of an STL (binary or ASCII) or OBJ file of at
-// most max_visual_mesh_bytes. Anything else (package://, model:// and other schemes, a missing
+// folder, an absolute path, a file:// URI, or a package:// or model:// URI found by `search`
+// (resource_uri.hpp), of an STL (binary or ASCII) or OBJ file of at most
+// max_visual_mesh_bytes. Anything else (a package or model not found, other schemes, a missing
 // file, another format, a larger file, a file that is not what its name says) is not drawn:
 // a warning "<where><mesh> 'uri' is not drawn: <why>; ..." and nullptr. `where` names the
 // model file, line and link ("arm.urdf:12: link 'arm': ").
 std::shared_ptr<const VisualMesh> visual_mesh_file(const std::filesystem::path& model_file, const std::string& uri,
-                                                   const std::string& where);
+                                                   const std::string& where, ResourceSearch& search);
 
 }  // namespace liembs

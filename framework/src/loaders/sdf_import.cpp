@@ -27,6 +27,7 @@
 #include <sdf/World.hh>
 
 #include "import_support.hpp"
+#include "resource_uri.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -75,6 +76,7 @@ class Importer {
   ModelVisuals visuals() {
     load(false);
     ModelVisuals result;
+    ResourceSearch search;  // package:// and model:// mesh URIs
     for (std::uint64_t i = 0; i < sdf_->LinkCount(); ++i) {
       const sdf::Link& link = *sdf_->LinkByIndex(i);
       for (std::uint64_t v = 0; v < link.VisualCount(); ++v) {
@@ -120,7 +122,7 @@ class Importer {
               continue;
             }
             // A relative URI is relative to the file the <mesh> is in (an <include>d model's).
-            shape.mesh = visual_mesh_file(mesh.FilePath().empty() ? file_ : mesh.FilePath(), mesh.Uri(), where);
+            shape.mesh = visual_mesh_file(mesh.FilePath().empty() ? file_ : mesh.FilePath(), mesh.Uri(), where, search);
             if (!shape.mesh) continue;
             break;
           }

@@ -13,6 +13,7 @@
 #include <urdf_parser/urdf_parser.h>
 
 #include "import_support.hpp"
+#include "resource_uri.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -82,8 +83,9 @@ class Importer {
     index_xml();
     parse();
     ModelVisuals result;
+    ResourceSearch search;  // package:// and model:// mesh URIs
     for (const auto& [name, link] : urdf_->links_) {
-      auto shapes = visual_shapes(link);
+      auto shapes = visual_shapes(link, search);
       if (shapes.empty()) continue;
       if (link == urdf_->getRoot() && !has_mass(link)) result.world = std::move(shapes);
       else result.by_body[name] = std::move(shapes);
@@ -220,7 +222,7 @@ class Importer {
 
   // The link's <visual> boxes, spheres, cylinders and meshes (STL and OBJ files, see
   // visual_mesh_file) in the link frame; a mesh that cannot be drawn is left out after a warning.
-  std::vector<VisualShape> visual_shapes(const urdf::LinkConstSharedPtr& link) const {
+  std::vector<VisualShape> visual_shapes(const urdf::LinkConstSharedPtr& link, ResourceSearch& search) const {
     std::vector<VisualShape> shapes;
     for (const auto& visual : link->visual_array) {
       if (!visual || !visual->geometry) continue;
@@ -259,7 +261,7 @@ class Importer {
             fail_link(link->name, "<visual><mesh> scale must be finite and non-zero, got " + format(mesh.scale.x) + " " +
                                       format(mesh.scale.y) + " " + format(mesh.scale.z));
           shape.mesh = visual_mesh_file(source_, mesh.filename, where(index_.link_line, link->name) + "link '" +
-                                                                    link->name + "': ");
+                                                                    link->name + "': ", search);
           if (!shape.mesh) continue;
           break;
         }

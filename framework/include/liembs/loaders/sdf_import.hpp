@@ -44,9 +44,10 @@ Model import_sdf(const std::filesystem::path& file);
 // The <visual> boxes, spheres, cylinders, capsules, ellipsoids and meshes of every link of an
 // SDF file, in the link frame (libsdformat's frame semantics), with the material's diffuse
 // colour; planes and height maps are not read. A <mesh><uri><scale> is drawn when its file is
-// an STL or OBJ file found relative to the file the <mesh> is in (liembs::VisualMesh); a
-// package:// or model:// URI, a missing file or a <submesh> gives a warning naming the file,
-// line, link and URI, and the mesh is left out. Throws ModelError as import_sdf does, and for
+// an STL or OBJ file found relative to the file the <mesh> is in, or through a model:// URI
+// (Gazebo's resource paths) or a package:// URI (ROS's package path), as docs/viewer.md
+// says (liembs::VisualMesh); a URI not found, a missing file or a <submesh> gives a warning
+// naming the file, line, link and URI (and where it looked), and the mesh is left out. Throws ModelError as import_sdf does, and for
 // a zero mesh scale.
 ModelVisuals read_sdf_visuals(const std::filesystem::path& file);
 

@@ -63,8 +63,10 @@ Model import_urdf_string(const std::string& xml, const std::string& source_name,
 
 // The <visual> boxes, spheres, cylinders and meshes of every link of a URDF file, in the link
 // frame, with their <material> colour. A <mesh filename scale> is drawn when its file is an
-// STL or OBJ file found relative to the URDF file (liembs::VisualMesh); otherwise a warning
-// names the file, link and URI, and the mesh is left out. The shapes of a root link without
+// STL or OBJ file found relative to the URDF file or through a package:// URI (ROS's package
+// path) or model:// URI (Gazebo's resource paths), as docs/viewer.md says
+// (liembs::VisualMesh); otherwise a warning names the file, link and URI (and where it
+// looked), and the mesh is left out. The shapes of a root link without
 // mass (which import_urdf turns into the world) are the world's. Throws ModelError naming the
 // file, line and link for a non-positive or non-finite size or a zero mesh scale.
 ModelVisuals read_urdf_visuals(const std::filesystem::path& file);
