@@ -59,12 +59,17 @@ TEST_CASE("every thread count gives the same bits for every tree algorithm", "[b
       INFO(file << ", " << algorithm);
       auto loaded = load(file, algorithm, "spatial");
       BatchEvaluation batch(loaded->run);
-      const std::size_t rows = 7 * min_rows_per_thread + 37;  // enough for 7 threads, a ragged last block
+      // Enough rows for 3 threads, a ragged last block; 7 threads: rnea and aba only (each
+      // thread's evaluator starts at another row, which 2 and 3 threads already show for
+      // every algorithm; 7 for all cost 100 s under the sanitizers).
+      const bool seven = std::strcmp(algorithm, "rnea") == 0 || std::strcmp(algorithm, "aba") == 0;
+      const std::size_t rows = (seven ? 7 : 3) * min_rows_per_thread + 37;
       const std::vector<double> inputs = random_rows(batch.input_columns(), rows, 11);
       std::vector<double> reference(rows * batch.output_count());
       batch.set_threads(1);
       batch.evaluate(inputs, reference);
       for (unsigned threads : {2u, 3u, 7u}) {
+        if (threads == 7 && !seven) continue;
         batch.set_threads(threads);
         std::vector<double> outputs(reference.size(), -1.0);
         batch.evaluate(inputs, outputs);
