@@ -29,11 +29,13 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace fs = std::filesystem;
 using namespace liembs;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 using Json = nlohmann::json;
 
 namespace {
@@ -85,6 +87,18 @@ Pose pose_at(const Json& data, const std::string& name, std::size_t frame) {
                .normalized()
                .toRotationMatrix();
   return pose;
+}
+
+// `liembs study --views` into `folder`/out: the model of run file `config` (in the source tree)
+// with group.name = each of `groups` (SE4 fails: its case has no page), `settings` set.
+cli_test::CliResult study_with_views(const fs::path& folder, const std::string& config, const std::string& groups,
+                                     const std::string& settings, double sample_interval) {
+  std::ofstream(folder / "study.toml") << "title = \"views\"\n[[models]]\nname = \"model\"\nfile = '" LIEMBS_SOURCE_DIR "/"
+                                       << config << "'\nset = { " << settings << " }\n[[axes]]\nkey = \"group.name\"\n"
+                                       << "values = [" << groups << "]\n[measure]\nsample_interval = " << sample_interval
+                                       << "\n";
+  return run_cli("study " + cli_test::single_quoted(folder / "study.toml") + " --quiet --views --output " +
+                 cli_test::single_quoted(folder / "out"));
 }
 
 std::set<std::string> folder_entries(const fs::path& folder) {
@@ -945,16 +959,42 @@ TEST_CASE("liembs view refuses what is not a run with exit status 2 and writes n
   }
 }
 
+TEST_CASE("liembs study --views gives each warning of its pages once, with on how many pages it came",
+          "[view][study][mesh]") {
+  // Two cases of the mesh arm: its package:// and missing meshes are warned once each, not per page.
+  const fs::path folder = scratch("study-mesh-warnings");
+  const Environment cleared = no_search_paths();  // the child's too: package://mesh_arm is not found
+  const auto result = study_with_views(folder, "tests/data/meshes/mesh-arm.toml", R"("SE3", "SO3xR3", "SE4")",
+                                       "simulation.end_time = 0.02", 0.01);
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const fs::path urdf = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes/mesh-arm.urdf";
+  std::vector<std::string> not_drawn;
+  std::istringstream lines(result.err);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("is not drawn") != std::string::npos) not_drawn.push_back(line);
+  REQUIRE(not_drawn.size() == 2);
+  CHECK_THAT(not_drawn[0], Contains("warning: " + urdf.string() + ":8: link 'arm': <mesh> "
+                                    "'package://mesh_arm/meshes/cover.stl' is not drawn: no package 'mesh_arm'") &&
+                               EndsWith("inertia box (on 2 of the 2 pages of --views)"));
+  CHECK_THAT(not_drawn[1], Contains(urdf.string() + ":30: link 'hand': <mesh> 'hand.stl' is not drawn") &&
+                               EndsWith("(on 2 of the 2 pages of --views)"));
+  CHECK(folder_entries(folder / "out/views").size() == 2);
+
+  SECTION("liembs view gives them for its one page, without a count") {
+    const fs::path run = run_into("mesh-arm-view", "tests/data/meshes/mesh-arm.toml", "--set simulation.end_time=0.02");
+    const auto view = run_cli("view " + cli_test::single_quoted(run) + " --quiet");
+    REQUIRE(view.status == 0);
+    CHECK_THAT(view.err, Contains("link 'arm': <mesh> 'package://mesh_arm/meshes/cover.stl' is not drawn") &&
+                             Contains("link 'hand': <mesh> 'hand.stl' is not drawn") && !Contains("pages of --views"));
+  }
+}
+
 TEST_CASE("liembs study --views writes a page per case that ran, linked from the report", "[view][study]") {
   const fs::path folder = scratch("study");
-  std::ofstream(folder / "study.toml")
-      << "title = \"views\"\n[[models]]\nname = \"body\"\nfile = '" LIEMBS_SOURCE_DIR "/tests/data/free-body.toml'\n"
-         "set = { simulation.end_time = 0.2 }\n"
-         "[[axes]]\nkey = \"group.name\"\nvalues = [\"SE3\", \"SE4\"]\n"  // SE4 fails: no page
-         "[measure]\nsample_interval = 0.05\n";
+  const auto result = study_with_views(folder, "tests/data/free-body.toml", R"("SE3", "SE4")", "simulation.end_time = 0.2",
+                                       0.05);
   const fs::path out = folder / "out";
-  const auto result = run_cli("study " + cli_test::single_quoted(folder / "study.toml") + " --quiet --views --output " +
-                              cli_test::single_quoted(out));
   INFO(result.err);
   REQUIRE(result.status == 0);
   const Json study = Json::parse(cli_test::read_file(out / "study.json"));

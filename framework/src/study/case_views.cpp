@@ -3,10 +3,15 @@
 #include <liembs/io/atomic_file.hpp>
 #include <liembs/loaders/model_file.hpp>
 #include <liembs/study/case_views.hpp>
+#include <liembs/util/warning.hpp>
 #include <liembs/view/run_view.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace liembs::study {
 
@@ -57,24 +62,54 @@ std::string case_view_file(const StudyResults& results, std::size_t case_index) 
 }
 
 std::size_t write_case_views(const StudyResults& results, const std::filesystem::path& output) {
-  std::size_t written = 0;
-  for (std::size_t i = 0; i < results.cases.size(); ++i) {
-    const std::string file = case_view_file(results, i);
-    if (file.empty()) continue;
-    const Case& item = results.cases[i];
-    const auto document = case_document(results.definition, item);
-    const ConfigTable model_table = document->root().table("model");
-    const liembs::Model model = load_model(model_table);
-    ViewOptions options;
-    options.column = "energy_drift_relative";
-    const std::string page = view_page(model, read_model_visuals(model_table),
-                                       case_table(results.definition, item, results.records[i]), options);
-    std::filesystem::create_directories((output / file).parent_path());
-    AtomicFile target(output / file);
-    target.stream() << page;
-    target.commit();
-    ++written;
+  // The warnings of the pages (a model's mesh warnings come again on the page of each of its
+  // cases) are given once each, in order, after the pages (also when one fails), with on how
+  // many pages each came.
+  std::vector<std::pair<std::string, std::size_t>> page_warnings;
+  std::vector<std::string> this_page;
+  std::size_t pages = 0, written = 0;
+  WarningHandler previous = set_warning_handler([&](const std::string& message) { this_page.push_back(message); });
+  const auto end_page = [&] {
+    for (auto message = this_page.begin(); message != this_page.end(); ++message) {
+      if (std::find(this_page.begin(), message, *message) != message) continue;  // twice on this page
+      const auto same = std::find_if(page_warnings.begin(), page_warnings.end(),
+                                     [&](const auto& seen) { return seen.first == *message; });
+      if (same == page_warnings.end()) page_warnings.emplace_back(*message, 1);
+      else ++same->second;
+    }
+    this_page.clear();
+  };
+  const auto give_warnings = [&] {
+    set_warning_handler(std::move(previous));
+    for (const auto& [message, count] : page_warnings)
+      warn(message + " (on " + std::to_string(count) + " of the " + std::to_string(pages) + " pages of --views)");
+  };
+  try {
+    for (std::size_t i = 0; i < results.cases.size(); ++i) {
+      const std::string file = case_view_file(results, i);
+      if (file.empty()) continue;
+      ++pages;
+      const Case& item = results.cases[i];
+      const auto document = case_document(results.definition, item);
+      const ConfigTable model_table = document->root().table("model");
+      const liembs::Model model = load_model(model_table);
+      ViewOptions options;
+      options.column = "energy_drift_relative";
+      const std::string page = view_page(model, read_model_visuals(model_table),
+                                         case_table(results.definition, item, results.records[i]), options);
+      end_page();
+      std::filesystem::create_directories((output / file).parent_path());
+      AtomicFile target(output / file);
+      target.stream() << page;
+      target.commit();
+      ++written;
+    }
+  } catch (...) {
+    end_page();
+    give_warnings();
+    throw;
   }
+  give_warnings();
   return written;
 }
 

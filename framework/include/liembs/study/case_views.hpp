@@ -15,6 +15,8 @@ namespace liembs::study {
 std::string case_view_file(const StudyResults& results, std::size_t case_index);
 
 // Writes the page of every case that has one (case_view_file) into `output`; returns how many.
+// The warnings of making the pages (the model's, e.g. a mesh not drawn) are given after them,
+// each once with on how many pages it came: "<message> (on 3 of the 4 pages of --views)".
 std::size_t write_case_views(const StudyResults& results, const std::filesystem::path& output);
 
 }  // namespace liembs::study
