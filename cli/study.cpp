@@ -144,7 +144,7 @@ void print_algorithm_costs(const study::StudyResults& results) {
   for (std::size_t i = 0; i < results.cases.size(); ++i) {
     const auto& item = results.cases[i];
     const auto& r = results.records[i];
-    if (!std::isfinite(r.ns_per_call_median)) continue;
+    if (!std::isfinite(r.ns_per_call())) continue;
     std::string label = d.models[item.model].name;
     for (std::size_t a = 0; a < d.axes.size(); ++a)
       if (static_cast<int>(a) != representation_axis && item.choice[a] >= 0)
@@ -152,7 +152,7 @@ void print_algorithm_costs(const study::StudyResults& results) {
     if (!lines.count(label)) labels.push_back(label);
     std::string& line = lines[label];
     line += (line.empty() ? "" : ", ") + (r.representation.empty() ? std::string("-") : r.representation) + " " +
-            short_number(r.ns_per_call_median) + " ns (x" + short_number(results.ratio_to_best[i]) + ")";
+            short_number(r.ns_per_call()) + " ns (x" + short_number(results.ratio_to_best[i]) + ")";
     if (!std::isnan(r.max_relative_difference))
       differences[label] = std::max(differences.count(label) ? differences[label] : 0.0, r.max_relative_difference);
   }

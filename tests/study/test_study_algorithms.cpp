@@ -1,7 +1,8 @@
 // Algorithm studies (kind = "algorithms", docs/studies.md): random states, the timing
-// method, the agreement measure, a study end to end with a representation made to disagree
-// (the test plugin 'skewed'), the same results with --jobs 1 and 2 (timings aside), the
-// report's figures and the schema errors.
+// method (that of simulation cases, a run being a pass over the states), the agreement
+// measure, a study end to end with a representation made to disagree (the test plugin
+// 'skewed'), the same results with --jobs 1 and 2 (timings aside), the report's figures and
+// the schema errors.
 #include "../support/cli_process.hpp"
 #include "study_csv.hpp"
 
@@ -53,7 +54,7 @@ fs::path skewed_study(const fs::path& dir) {
                          "/models/urdf/chain-6.urdf'\ngravity = [0.0, 0.0, -9.81]\n"
                          "[[axes]]\nkey = \"algorithm.name\"\nvalues = [\"rnea\", \"crba\"]\n"
                          "[[axes]]\nkey = \"representation.name\"\nvalues = [\"body-fixed\", \"spatial\", \"skewed\"]\n"
-                         "[timing]\nstates = 7\nrepetitions = 3\nwarmup = 1\nseed = 5\n";
+                         "[timing]\nstates = 7\nrepetitions = 3\nmin_cpu_seconds = 0.004\nwarmup = 1\nseed = 5\n";
   return file;
 }
 
@@ -80,15 +81,33 @@ TEST_CASE("algorithm study: random states are reproducible and in range", "[stud
   CHECK(largest_coordinate > 1.5);  // coordinates do span [-3, 3]
 }
 
-TEST_CASE("algorithm study: the timing calls every state warm-up + repetitions times", "[study][algorithms]") {
+TEST_CASE("algorithm study: the timing passes over every state warm-up times, then until each repetition has "
+          "used the minimum CPU time",
+          "[study][algorithms]") {
   DoublingEvaluator evaluator;
   const std::vector<double> inputs{1, 2, 3, 4, 5, 6};
   std::vector<double> outputs;
-  const auto timing = liembs::study::time_calls(evaluator, inputs, 3, 2, 5, outputs);
+  // One pass per repetition without a minimum.
+  auto timing = liembs::study::time_calls(evaluator, inputs, 3, 2, {5, 0.0}, false, outputs);
   CHECK(evaluator.calls == 3 * (2 + 5));
   CHECK(outputs == std::vector<double>{2, 4, 6, 8, 10, 12});
-  CHECK(timing.ns_min <= timing.ns_median);
-  CHECK(timing.ns_min >= 0.0);
+  CHECK(timing.repetitions == 5);
+  CHECK(timing.total_runs == 5);
+  CHECK(timing.fastest_runs == 1);
+  CHECK(timing.fastest >= 0.0);
+  CHECK(timing.fastest <= timing.slowest);
+  // With a minimum (a pass of three trivial calls takes far less): many passes per repetition,
+  // and the fastest repetition's passes used at least the minimum.
+  const double minimum = 0.002;
+  evaluator.calls = 0;
+  timing = liembs::study::time_calls(evaluator, inputs, 3, 1, {2, minimum}, true, outputs);
+  CHECK(evaluator.calls == 3 * (1 + timing.total_runs));
+  CHECK(timing.fastest_runs >= 2);
+  CHECK(static_cast<double>(timing.fastest_runs) * timing.fastest >= minimum * (1 - 1e-12));
+  CHECK(timing.fastest <= timing.slowest);
+  CHECK(outputs == std::vector<double>{2, 4, 6, 8, 10, 12});
+  CHECK_THROWS_WITH(liembs::study::time_calls(evaluator, inputs, 3, 1, {0, minimum}, false, outputs),
+                    Contains("at least one state and one repetition"));
 }
 
 TEST_CASE("algorithm study: the largest relative difference and where it is", "[study][algorithms]") {
@@ -131,7 +150,13 @@ TEST_CASE("algorithm study: representations agree, a skewed one is a failed row,
     CHECK(row.at("states") == "7");
     CHECK(row.at("repetitions") == "3");
     CHECK(row.at("bodies") == "7");
-    CHECK(std::stod(row.at("ns_per_call_median")) > 0.0);
+    // Timed as a simulation case: the fastest of three repetitions, each passing over the 7
+    // states until the passes have used min_cpu_seconds; per call, a pass over the states.
+    const double pass_seconds = std::stod(row.at("cpu_seconds")), ns_per_call = std::stod(row.at("ns_per_call"));
+    CHECK(ns_per_call > 0.0);
+    CHECK(ns_per_call == Approx(pass_seconds * 1e9 / 7).epsilon(1e-8));
+    CHECK(std::stod(row.at("timed_runs")) * pass_seconds >= 0.004 * (1 - 1e-8));
+    CHECK(std::stod(row.at("cpu_seconds_spread")) >= 0.0);
     const std::string representation = row.at("representation.name");
     CHECK(row.at("representation") == representation);
     if (representation == "body-fixed") {
@@ -156,12 +181,18 @@ TEST_CASE("algorithm study: representations agree, a skewed one is a failed row,
   CHECK(rows[0].at("outputs") == "6");
   CHECK(rows[3].at("inputs") == "6");    // crba: q
   CHECK(rows[3].at("outputs") == "36");
-  // In each algorithm, the fastest of the two representations that agree has ratio 1 (the
-  // skewed one's ratio is to it as well).
+  // In each algorithm, the fastest of the two representations that agree has ratio 1, and every
+  // ratio (the skewed one's too) is the time per call over that one's.
   for (const std::size_t first : {0u, 3u}) {
-    double smallest = 1e300;
-    for (std::size_t i = first; i < first + 2; ++i) smallest = std::min(smallest, std::stod(rows[i].at("ratio_to_best")));
+    double smallest = 1e300, fastest = 1e300;
+    for (std::size_t i = first; i < first + 2; ++i) {
+      smallest = std::min(smallest, std::stod(rows[i].at("ratio_to_best")));
+      fastest = std::min(fastest, std::stod(rows[i].at("ns_per_call")));
+    }
     CHECK(smallest == 1.0);
+    for (std::size_t i = first; i < first + 3; ++i)
+      CHECK(std::stod(rows[i].at("ratio_to_best")) ==
+            Approx(std::stod(rows[i].at("ns_per_call")) / fastest).epsilon(1e-8));
   }
   CHECK_FALSE(fs::exists(dir / "one" / "series.csv"));
   CHECK_THAT(read_file(dir / "one" / "study.json"), Contains("\"kind\": \"algorithms\""));
@@ -203,6 +234,8 @@ TEST_CASE("algorithm study: schema errors name the file and key", "[study][algor
   expect_error("kind = \"algorithms\"\n" + model + "[timing]\nstates = 0\n", "states");
   expect_error("kind = \"algorithms\"\n" + model + "[timing]\nrepetition = 3\n",
                "unknown key 'timing.repetition' (did you mean 'repetitions'?)");
+  expect_error("kind = \"algorithms\"\n" + model + "[timing]\nmin_cpu_seconds = 11\n",
+               "timing.min_cpu_seconds: value 11 is out of range: expected in [0, 10]");
   expect_error("kind = \"algorithms\"\n" + model + "[reference]\nset = { simulation.step_size = 1e-4 }\n",
                "'reference' is for simulation studies");
   expect_error("kind = \"algorithms\"\n" + model + "[[axes]]\nkey = \"algorithm.name\"\nvalues = [\"rnea\"]\nladder = true\n",

@@ -166,33 +166,60 @@ TEST_CASE("study schema errors name the file, line, column and key", "[study][er
              Contains("measure.min_cpu_seconds: value 3600 is out of range"));
   CHECK_THAT(error_of(free_body_model + "[measure]\nmin_cpu_seconds = \"fast\"\n"),
              Contains("measure.min_cpu_seconds: expected a number, found"));
+  CHECK_THAT(error_of(free_body_model + "[measure]\nrepetitions = 0\n"),
+             Contains("broken.toml:5:") && Contains("measure.repetitions: value 0 is out of range"));
+  // An algorithm study reads the same keys in [timing], with the same checks.
+  const std::string algorithms = "kind = \"algorithms\"\n" + free_body_model;
+  CHECK_THAT(error_of(algorithms + "[timing]\nmin_cpu_seconds = -0.5\n"),
+             Contains("broken.toml:6:") &&
+                 Contains("timing.min_cpu_seconds: value -0.5 is out of range: expected in [0, 10]"));
+  CHECK_THAT(error_of(algorithms + "[timing]\nrepetitions = 1001\n"),
+             Contains("timing.repetitions: value 1001 is out of range"));
+  CHECK_THAT(error_of(algorithms + "[timing]\nmin_cpu_second = 0.1\n"),
+             Contains("unknown key 'timing.min_cpu_second'") && Contains("did you mean 'min_cpu_seconds'?"));
+  CHECK_THAT(error_of(algorithms + "[measure]\nmin_cpu_seconds = 0.1\n"),
+             Contains("'measure' is for simulation studies"));
 }
 
-TEST_CASE("[measure] min_cpu_seconds: the declared default, or the file's value", "[study]") {
-  CHECK(load_study(write_study("default.toml", free_body_model)).measure.min_cpu_seconds == Measure{}.min_cpu_seconds);
-  CHECK(Measure{}.min_cpu_seconds > 0);  // fast cases are run more than once by default
-  const Definition given = load_study(write_study("given.toml", free_body_model + "[measure]\nmin_cpu_seconds = 0\n"));
-  CHECK(given.measure.min_cpu_seconds == 0.0);
-  CHECK(load_study(write_study("given.toml", free_body_model + "[measure]\nmin_cpu_seconds = 0.25\n"))
-            .measure.min_cpu_seconds == 0.25);
+TEST_CASE("repetitions and min_cpu_seconds: the declared defaults, or the file's values, in either kind of study",
+          "[study]") {
+  const CpuTimeSettings defaults;
+  CHECK(defaults.min_cpu_seconds > 0);  // fast cases are run more than once by default
+  CHECK(defaults.repetitions >= 2);     // with a spread, on more than one CPU with --jobs 1
+  const std::string algorithms = "kind = \"algorithms\"\n" + free_body_model;
+  for (const auto& [text, table] : {std::pair{free_body_model, "[measure]"}, {algorithms, "[timing]"}}) {
+    INFO(table);
+    const Definition plain = load_study(write_study("default.toml", text));
+    CHECK(plain.cpu_time.min_cpu_seconds == defaults.min_cpu_seconds);
+    CHECK(plain.cpu_time.repetitions == defaults.repetitions);
+    const Definition zero = load_study(write_study("given.toml", text + table + "\nmin_cpu_seconds = 0\n"));
+    CHECK(zero.cpu_time.min_cpu_seconds == 0.0);
+    CHECK(zero.cpu_time.repetitions == defaults.repetitions);
+    const Definition given =
+        load_study(write_study("given.toml", text + table + "\nmin_cpu_seconds = 0.25\nrepetitions = 7\n"));
+    CHECK(given.cpu_time.min_cpu_seconds == 0.25);
+    CHECK(given.cpu_time.repetitions == 7);
+  }
 }
 
 TEST_CASE("the defaults docs/studies.md states for [measure] and [timing] are the declared ones", "[study][docs]") {
   // The page's example blocks: "[measure]" lines say "(default X", the "[timing]" block lists
-  // the defaults themselves. Each must be the value of a default-constructed Measure or Timing.
+  // the defaults themselves. Each must be the value of a default-constructed Measure, Timing or
+  // CpuTimeSettings (repetitions and min_cpu_seconds, in both tables).
   std::ifstream page(std::string(LIEMBS_SOURCE_DIR) + "/docs/studies.md");
   REQUIRE(page);
   const Measure measure;
   const Timing timing;
+  const CpuTimeSettings cpu_time;
   const std::map<std::string, double> measure_defaults{
       {"ladder_extensions", static_cast<double>(measure.ladder_extensions)},
-      {"repetitions", static_cast<double>(measure.repetitions)},
-      {"min_cpu_seconds", measure.min_cpu_seconds},
+      {"repetitions", static_cast<double>(cpu_time.repetitions)},
+      {"min_cpu_seconds", cpu_time.min_cpu_seconds},
       {"per_body", measure.per_body ? 1.0 : 0.0}};
   const std::map<std::string, double> timing_defaults{
-      {"states", static_cast<double>(timing.states)}, {"repetitions", static_cast<double>(timing.repetitions)},
-      {"warmup", static_cast<double>(timing.warmup)}, {"seed", static_cast<double>(timing.seed)},
-      {"tolerance", timing.tolerance}};
+      {"states", static_cast<double>(timing.states)}, {"repetitions", static_cast<double>(cpu_time.repetitions)},
+      {"min_cpu_seconds", cpu_time.min_cpu_seconds}, {"warmup", static_cast<double>(timing.warmup)},
+      {"seed", static_cast<double>(timing.seed)}, {"tolerance", timing.tolerance}};
   const auto number = [](const std::string& text) { return text == "true" ? 1.0 : text == "false" ? 0.0 : std::stod(text); };
   const std::regex measure_line(R"(^(\w+) = .*#.*\(default ([-+0-9.e]+|true|false)\b)");
   const std::regex timing_line(R"(^(\w+) = ([-+0-9.e]+)\s*(#.*)?$)");
@@ -218,5 +245,6 @@ TEST_CASE("the defaults docs/studies.md states for [measure] and [timing] are th
   }
   // The page states every one of them (a reworded line would otherwise drop out unnoticed).
   CHECK(measure_seen == std::set<std::string>{"ladder_extensions", "min_cpu_seconds", "per_body", "repetitions"});
-  CHECK(timing_seen == std::set<std::string>{"repetitions", "seed", "states", "tolerance", "warmup"});
+  CHECK(timing_seen ==
+        std::set<std::string>{"min_cpu_seconds", "repetitions", "seed", "states", "tolerance", "warmup"});
 }

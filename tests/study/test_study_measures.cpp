@@ -1,7 +1,7 @@
 // Study measures: the order fit, the cost at matched accuracy, the errors against a
 // reference, the order observed on a problem of known order (rkmk rk4 ~ 4, heun ~ 2), and
-// the CPU time of a case: repeated until it has used [measure] min_cpu_seconds, each
-// repetition on the next CPU.
+// the CPU time of a case (simulation and algorithm cases alike): repeated until it has used
+// min_cpu_seconds, the fastest of the timed repetitions, each repetition on the next CPU.
 #include <catch2/catch.hpp>
 
 #include <liembs/study/cpu_time.hpp>
@@ -185,6 +185,82 @@ TEST_CASE("repeat_for_cpu_time runs until the runs have used the minimum, at lea
   CHECK(repeat_for_cpu_time(0.0, run).runs == 1);
   CHECK(repeat_for_cpu_time(0.001, run).runs == 1);  // one run is over the minimum already
   CHECK(calls == 2);
+}
+
+TEST_CASE("time_repetitions: the fastest repetition's time per run and its runs, the slowest for the spread",
+          "[study][timing]") {
+  // Each run reports its CPU time: 3 ms in the first repetition, 1.5 ms in the second, 4 ms in
+  // the third (the number of runs a repetition needs follows from min_cpu_seconds = 0.05).
+  int calls = 0;
+  auto run = [&] {
+    ++calls;
+    return calls <= 17 ? 0.003 : calls <= 17 + 34 ? 0.0015 : 0.004;
+  };
+  const TimedRepetitions timed = time_repetitions(CpuTimeSettings{3, 0.05}, false, run);
+  CHECK(calls == 17 + 34 + 13);  // 16 x 3 ms, 33 x 1.5 ms and 12 x 4 ms fall short of 50 ms
+  CHECK(timed.repetitions == 3);
+  CHECK(timed.total_runs == calls);
+  CHECK(timed.fastest == Approx(0.0015));
+  CHECK(timed.fastest_runs == 34);
+  CHECK(timed.slowest == Approx(0.004));
+  // Without a minimum, one run per repetition.
+  calls = 0;
+  const TimedRepetitions once = time_repetitions(CpuTimeSettings{5, 0.0}, false, [&] { return ++calls, 0.002; });
+  CHECK(calls == 5);
+  CHECK(once.total_runs == 5);
+  CHECK(once.fastest_runs == 1);
+  CHECK(once.fastest == 0.002);
+  CHECK(once.slowest == 0.002);
+}
+
+namespace {
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t mask;
+  REQUIRE(::sched_getaffinity(0, sizeof mask, &mask) == 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+  return cpus;
+}
+
+}  // namespace
+
+TEST_CASE("time_repetitions with rotation: each repetition's runs on one CPU, the next repetition on the next CPU, "
+          "and all CPUs allowed again afterwards",
+          "[study][timing]") {
+  const std::vector<int> before = allowed_cpus();
+  // Two runs of 10 ms per repetition (min_cpu_seconds 0.015), one repetition more than CPUs.
+  std::vector<std::vector<int>> pinned;  // per run: the CPUs it may run on
+  const long long repetitions = static_cast<long long>(before.size()) + 1;
+  const TimedRepetitions timed = time_repetitions(CpuTimeSettings{repetitions, 0.015}, true, [&] {
+    pinned.push_back(allowed_cpus());
+    return 0.01;
+  });
+  CHECK(timed.total_runs == 2 * repetitions);
+  REQUIRE(pinned.size() == static_cast<std::size_t>(2 * repetitions));
+  CHECK(allowed_cpus() == before);
+  if (before.size() >= 2) {
+    std::vector<int> visited;
+    for (std::size_t k = 0; k < pinned.size(); k += 2) {
+      INFO("repetition " << k / 2);
+      REQUIRE(pinned[k].size() == 1);
+      CHECK(pinned[k + 1] == pinned[k]);  // a repetition stays on its CPU
+      visited.push_back(pinned[k].front());
+    }
+    // The repetitions follow the allowed CPUs cyclically from the first one: all of them once,
+    // then the first again.
+    const auto first = std::find(before.begin(), before.end(), visited.front()) - before.begin();
+    for (std::size_t k = 0; k < visited.size(); ++k)
+      CHECK(visited[k] == before[(static_cast<std::size_t>(first) + k) % before.size()]);
+  }
+  // Without rotation the runs keep every CPU.
+  pinned.clear();
+  time_repetitions(CpuTimeSettings{2, 0.0}, false, [&] {
+    pinned.push_back(allowed_cpus());
+    return 0.01;
+  });
+  CHECK(pinned == std::vector<std::vector<int>>(2, before));
 }
 
 // A small study run twice: with min_cpu_seconds and two repetitions, and with one run per

@@ -66,7 +66,8 @@ std::vector<std::map<std::string, std::string>> run_study(const std::string& nam
 }
 
 // Few states and one timed pass: the agreement is checked as in the full study.
-const std::string quick_timing = "--set timing.states=4 --set timing.repetitions=1 --set timing.warmup=0 --jobs 2";
+const std::string quick_timing =
+    "--set timing.states=4 --set timing.repetitions=1 --set timing.min_cpu_seconds=0 --set timing.warmup=0 --jobs 2";
 // Simulation studies whose tests check the measures, not the timings: a short minimum CPU time
 // per timed repetition (integrators-tree keeps the study's default).
 const std::string quick_simulation_timing = "--set measure.min_cpu_seconds=0.005 --jobs 2";

@@ -49,28 +49,22 @@ std::vector<double> random_states(const std::vector<std::string>& columns, std::
   return values;
 }
 
-CallTiming time_calls(BatchEvaluator& evaluator, const std::vector<double>& inputs, std::size_t states,
-                      long long warmup, long long repetitions, std::vector<double>& outputs) {
+TimedRepetitions time_calls(BatchEvaluator& evaluator, const std::vector<double>& inputs, std::size_t states,
+                            long long warmup, const CpuTimeSettings& settings, bool rotate_cpus,
+                            std::vector<double>& outputs) {
   const std::size_t in = evaluator.input_columns().size(), out = evaluator.output_columns().size();
-  if (states == 0 || repetitions < 1) throw Error("timing needs at least one state and one repetition");
+  if (states == 0 || settings.repetitions < 1) throw Error("timing needs at least one state and one repetition");
   if (inputs.size() != states * in) throw Error("timing: the inputs do not match the states and input columns");
   outputs.assign(states * out, 0.0);
   auto pass = [&] {
     for (std::size_t s = 0; s < states; ++s) evaluator.evaluate(inputs.data() + s * in, outputs.data() + s * out);
   };
   for (long long k = 0; k < warmup; ++k) pass();
-  std::vector<double> samples;
-  for (long long k = 0; k < repetitions; ++k) {
+  return time_repetitions(settings, rotate_cpus, [&] {
     const double start = cpu_seconds_now(CpuClock::thread);
     pass();
-    samples.push_back((cpu_seconds_now(CpuClock::thread) - start) * 1e9 / static_cast<double>(states));
-  }
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  CallTiming timing;
-  timing.ns_min = samples.front();
-  timing.ns_median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  return timing;
+    return cpu_seconds_now(CpuClock::thread) - start;
+  });
 }
 
 Difference max_relative_difference(const std::vector<double>& a, const std::vector<double>& b, std::size_t width) {

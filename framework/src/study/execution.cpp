@@ -67,9 +67,18 @@ std::string comparison_representation(const Definition& definition, const Case& 
   return value_label(definition.axes[static_cast<std::size_t>(axis)].values.front().front());
 }
 
-// An algorithm case: its algorithm timed on random states of its model, and its outputs
-// compared with those of the study's first representation on the same states.
-void run_algorithm_case(const Definition& definition, const Case& item, const PluginSearch& plugins,
+// The record's CPU time from timed repetitions (cpu_time.hpp), for either kind of case.
+void record_timing(const TimedRepetitions& timed, CaseRecord& record) {
+  record.repetitions = timed.repetitions;
+  record.cpu_seconds = timed.fastest;
+  record.cpu_seconds_slowest = timed.slowest;
+  record.timed_runs = timed.fastest_runs;
+}
+
+// An algorithm case: its algorithm timed on random states of its model (with `rotate_cpus` on
+// one CPU after another, as a simulation case), and its outputs compared with those of the
+// study's first representation on the same states.
+void run_algorithm_case(const Definition& definition, const Case& item, const PluginSearch& plugins, bool rotate_cpus,
                         CaseRecord& record) {
   const Timing& timing = definition.timing;
   Registry registry;
@@ -83,18 +92,13 @@ void run_algorithm_case(const Definition& definition, const Case& item, const Pl
   record.inputs = evaluator.input_columns().size();
   record.outputs = evaluator.output_columns().size();
   record.states = timing.states;
-  record.repetitions = timing.repetitions;
   const auto states = static_cast<std::size_t>(timing.states);
   const std::vector<double> inputs =
       random_states(evaluator.input_columns(), states, static_cast<unsigned long long>(timing.seed));
   std::vector<double> outputs;
-  const double cpu_start = cpu_seconds_now(CpuClock::process);
   const auto wall_start = std::chrono::steady_clock::now();
-  const CallTiming timed = time_calls(evaluator, inputs, states, timing.warmup, timing.repetitions, outputs);
-  record.cpu_seconds = cpu_seconds_now(CpuClock::process) - cpu_start;
+  record_timing(time_calls(evaluator, inputs, states, timing.warmup, definition.cpu_time, rotate_cpus, outputs), record);
   record.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  record.ns_per_call_median = timed.ns_median;
-  record.ns_per_call_min = timed.ns_min;
   record.ok = true;
 
   const std::string compared = comparison_representation(definition, item);
@@ -147,13 +151,11 @@ bool same_run(const RunSummary& a, const RunSummary& b) {
 }
 
 // The CPU time of a simulation case (docs/studies.md "Cost"), after its measured run `run`
-// gave `measured`: [measure] repetitions timed repetitions, each running the case until the
-// runs have used min_cpu_seconds (as Google Benchmark's min_time); the fastest repetition's
-// time per run is the case's, the slowest's gives the spread. With `rotate_cpus` the
-// repetitions run on one CPU after another (CpuRotation). Only execute_run is timed, never
-// loading. The loaded run is run again (Integrator::start restarts it) when a second run
-// repeats the measured one bit for bit; otherwise (a component that keeps state between runs)
-// each run is loaded afresh.
+// gave `measured`: time_repetitions with the study's settings ([measure] repetitions and
+// min_cpu_seconds), a run being one execute_run; with `rotate_cpus` the repetitions run on one
+// CPU after another (CpuRotation). Only execute_run is timed, never loading. The loaded run is
+// run again (Integrator::start restarts it) when a second run repeats the measured one bit for
+// bit; otherwise (a component that keeps state between runs) each run is loaded afresh.
 void time_simulation(const Definition& definition, const Case& item, const PluginSearch& plugins, bool rotate_cpus,
                      Run& run, const RunSummary& measured, CaseRecord& record) {
   const RunOutput quiet;
@@ -175,20 +177,7 @@ void time_simulation(const Definition& definition, const Case& item, const Plugi
     Run fresh = load_run(case_document(definition, item), registry);
     return timed(fresh, nullptr);
   };
-  const Measure& measure = definition.measure;
-  record.repetitions = measure.repetitions;
-  std::optional<CpuRotation> cpus;
-  if (rotate_cpus) cpus.emplace();
-  for (long long repetition = 0; repetition < measure.repetitions; ++repetition) {
-    if (cpus) cpus->move_to(static_cast<std::size_t>(repetition));
-    const RepeatedRuns repeated = repeat_for_cpu_time(measure.min_cpu_seconds, timed_run);
-    const double per_run = repeated.per_run();
-    if (repetition == 0 || per_run < record.cpu_seconds) {
-      record.cpu_seconds = per_run;
-      record.timed_runs = repeated.runs;
-    }
-    record.cpu_seconds_slowest = repetition == 0 ? per_run : std::max(record.cpu_seconds_slowest, per_run);
-  }
+  record_timing(time_repetitions(definition.cpu_time, rotate_cpus, timed_run), record);
 }
 
 // A case checked in this process before it is handed to a child: its cache key, or the
@@ -206,7 +195,7 @@ Prepared prepare(const Definition& definition, const Case& item, const PluginSea
     auto document = case_document(definition, item);
     const bool algorithms = definition.kind == StudyKind::algorithms;
     Run run = load_run(document, registry, algorithms ? RunPurpose::evaluate : RunPurpose::simulate);
-    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 4\nconfig " +
+    std::string key = std::string("liembs ") + LIEMBS_VERSION + "\nstudy record 5\nconfig " +
                       std::filesystem::absolute(run.config_file).lexically_normal().string() + "\n";
     for (const auto& [kind, name] : {std::pair{Kind::group, run.group_name}, {Kind::algorithm, run.algorithm_name},
                                      {Kind::integrator, run.integrator_name},
@@ -214,16 +203,16 @@ Prepared prepare(const Definition& definition, const Case& item, const PluginSea
       if (!name.empty()) key += "plugin " + name + " " + registry.find(kind, name).version + "\n";
     if (algorithms) {
       const Timing& t = definition.timing;
-      key += "timing " + std::to_string(t.states) + " " + std::to_string(t.repetitions) + " " +
-             std::to_string(t.warmup) + " " + std::to_string(t.seed) + " " + text_of(t.tolerance) + "\n";
+      key += "timing " + std::to_string(t.states) + " " + std::to_string(t.warmup) + " " + std::to_string(t.seed) +
+             " " + text_of(t.tolerance) + "\n";
       const std::string compared = comparison_representation(definition, item);
       if (!compared.empty())
         key += "compared with " + compared + " " + registry.find(Kind::representation, compared).version + "\n";
     } else {
       key += "sample_interval " + text_of(sample_interval_of(definition, run)) + "\n";
-      key += "repetitions " + std::to_string(definition.measure.repetitions) + " min_cpu_seconds " +
-             text_of(definition.measure.min_cpu_seconds) + "\n";
     }
+    key += "repetitions " + std::to_string(definition.cpu_time.repetitions) + " min_cpu_seconds " +
+           text_of(definition.cpu_time.min_cpu_seconds) + "\n";
     key += document->to_toml();
     prepared.hash = fnv1a_hex(key);
   } catch (const Interrupted&) {
@@ -395,7 +384,7 @@ CaseRecord run_case(const Definition& definition, const Case& item, const Plugin
   record.id = item.id;
   try {
     if (definition.kind == StudyKind::algorithms) {
-      run_algorithm_case(definition, item, plugins, record);
+      run_algorithm_case(definition, item, plugins, alone, record);
       return record;
     }
     Registry registry;

@@ -16,6 +16,11 @@ double CaseRecord::cpu_seconds_spread() const {
   return (cpu_seconds_slowest - cpu_seconds) / cpu_seconds;
 }
 
+double CaseRecord::ns_per_call() const {
+  if (states < 1) return not_available;
+  return cpu_seconds * 1e9 / static_cast<double>(states);
+}
+
 double CaseRecord::statistic(const std::string& name) const {
   for (const auto& [key, value] : statistics)
     if (key == name) return value;
@@ -89,7 +94,6 @@ std::string to_json(const CaseRecord& r) {
       {"motion", motion}, {"energy_drift", numbers(r.energy_drift)},
       {"angular_momentum_drift", numbers(r.angular_momentum_drift)}, {"violations", violations},
       {"inputs", r.inputs}, {"outputs", r.outputs}, {"states", r.states}, {"repetitions", r.repetitions},
-      {"ns_per_call_median", number(r.ns_per_call_median)}, {"ns_per_call_min", number(r.ns_per_call_min)},
       {"compared_with", r.compared_with}, {"max_relative_difference", number(r.max_relative_difference)},
       {"plugins", [&] {
          json list = json::array();
@@ -142,8 +146,6 @@ CaseRecord record_from_json(const std::string& text) {
     r.outputs = in.at("outputs").get<std::size_t>();
     r.states = in.at("states").get<long long>();
     r.repetitions = in.at("repetitions").get<long long>();
-    r.ns_per_call_median = number(in.at("ns_per_call_median"));
-    r.ns_per_call_min = number(in.at("ns_per_call_min"));
     if (in.contains("plugins"))  // records cached before provenance have none
       for (const auto& p : in.at("plugins"))
         r.plugins.push_back({p.at("kind").get<std::string>(), p.at("name").get<std::string>(),

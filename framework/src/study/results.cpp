@@ -196,8 +196,8 @@ StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector
     }
   }
 
-  // Algorithm studies: each timing over the fastest representation's on the same model,
-  // algorithm and other axis values.
+  // Algorithm studies: each time per call (the fastest repetition's, as a simulation case's CPU
+  // time) over the fastest representation's on the same model, algorithm and other axis values.
   results.ratio_to_best.assign(results.cases.size(), not_available);
   const int representations = representation_axis(d);
   std::map<std::pair<std::size_t, std::vector<int>>, double> best;
@@ -207,22 +207,22 @@ StudyResults analyse(Definition definition, std::vector<Case> cases, std::vector
     return std::make_pair(item.model, others);
   };
   for (std::size_t i = 0; i < results.cases.size(); ++i) {
-    const double time = results.records[i].ns_per_call_median;
+    const double time = results.records[i].ns_per_call();
     if (!results.records[i].ok || !std::isfinite(time)) continue;
     const auto [entry, inserted] = best.emplace(group_of(results.cases[i]), time);
     if (!inserted) entry->second = std::min(entry->second, time);
   }
   for (std::size_t i = 0; i < results.cases.size(); ++i) {
     const auto found = best.find(group_of(results.cases[i]));
-    if (found != best.end() && std::isfinite(results.records[i].ns_per_call_median))
-      results.ratio_to_best[i] = results.records[i].ns_per_call_median / found->second;
+    if (found != best.end() && std::isfinite(results.records[i].ns_per_call()))
+      results.ratio_to_best[i] = results.records[i].ns_per_call() / found->second;
   }
   return results;
 }
 
 const std::vector<std::string>& timing_columns() {
   static const std::vector<std::string> columns{"cpu_seconds", "wall_seconds", "cpu_seconds_spread", "timed_runs",
-                                                "ns_per_call_median", "ns_per_call_min", "ratio_to_best"};
+                                                "ns_per_call", "ratio_to_best"};
   return columns;
 }
 
@@ -278,13 +278,13 @@ void write_algorithm_results_csv(const StudyResults& results, std::ostream& out)
   const Definition& d = results.definition;
   out << "case,model";
   for (const auto& axis : d.axes) out << ',' << csv_text(axis.name);
-  out << ",status,failure_kind,algorithm,representation,bodies,inputs,outputs,states,repetitions"
-         ",ns_per_call_median,ns_per_call_min,ratio_to_best,compared_with,max_relative_difference,cpu_seconds"
+  out << ",status,failure_kind,algorithm,representation,bodies,inputs,outputs,states,repetitions,timed_runs"
+         ",ns_per_call,cpu_seconds_spread,ratio_to_best,compared_with,max_relative_difference,cpu_seconds"
          ",wall_seconds,error_message\n";
   for (std::size_t i = 0; i < results.cases.size(); ++i) {
     const Case& item = results.cases[i];
     const CaseRecord& r = results.records[i];
-    const bool timed = std::isfinite(r.ns_per_call_median);
+    const bool timed = std::isfinite(r.ns_per_call());
     out << csv_text(item.id) << ',' << csv_text(d.models[item.model].name);
     for (std::size_t a = 0; a < d.axes.size(); ++a)
       out << ',' << (item.choice[a] >= 0 ? csv_text(d.axes[a].labels[static_cast<std::size_t>(item.choice[a])]) : "");
@@ -292,8 +292,8 @@ void write_algorithm_results_csv(const StudyResults& results, std::ostream& out)
         << csv_text(r.representation) << ',' << (timed ? std::to_string(r.bodies.size()) : "") << ','
         << (timed ? std::to_string(r.inputs) : "") << ',' << (timed ? std::to_string(r.outputs) : "") << ','
         << (timed ? std::to_string(r.states) : "") << ',' << (timed ? std::to_string(r.repetitions) : "") << ','
-        << csv_number(r.ns_per_call_median) << ',' << csv_number(r.ns_per_call_min) << ','
-        << csv_number(results.ratio_to_best[i]) << ',' << csv_text(r.compared_with) << ','
+        << (timed ? std::to_string(r.timed_runs) : "") << ',' << csv_number(r.ns_per_call()) << ','
+        << csv_number(r.cpu_seconds_spread()) << ',' << csv_number(results.ratio_to_best[i]) << ',' << csv_text(r.compared_with) << ','
         << csv_number(r.max_relative_difference) << ',' << csv_number(r.cpu_seconds) << ','
         << csv_number(r.wall_seconds) << ',' << csv_text(r.error) << '\n';
   }
@@ -456,9 +456,14 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
   out["title"] = d.title;
   out["study_file"] = d.file.string();
   out["kind"] = d.kind == StudyKind::algorithms ? "algorithms" : "simulation";
-  if (d.kind == StudyKind::algorithms)
-    out["timing"] = {{"states", d.timing.states}, {"repetitions", d.timing.repetitions},
-                     {"warmup", d.timing.warmup}, {"seed", d.timing.seed}, {"tolerance", d.timing.tolerance}};
+  const bool algorithms = d.kind == StudyKind::algorithms;
+  if (algorithms)
+    out["timing"] = {{"states", d.timing.states},
+                     {"repetitions", d.cpu_time.repetitions},
+                     {"min_cpu_seconds", d.cpu_time.min_cpu_seconds},
+                     {"warmup", d.timing.warmup},
+                     {"seed", d.timing.seed},
+                     {"tolerance", d.timing.tolerance}};
   out["liembs_version"] = LIEMBS_VERSION;
   {  // as summary.json's: this build, and each plugin file any case ran with (once)
     std::vector<PluginProvenance> plugins;
@@ -475,9 +480,11 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
   out["measure"] = {{"sample_interval", number(d.measure.sample_interval)},
                     {"bodies", d.measure.bodies},
                     {"order_error", d.measure.order_error},
-                    {"targets", d.measure.targets},
-                    {"repetitions", d.measure.repetitions},
-                    {"min_cpu_seconds", d.measure.min_cpu_seconds}};
+                    {"targets", d.measure.targets}};
+  if (!algorithms) {  // the table that declares them (an algorithm study's [timing])
+    out["measure"]["repetitions"] = d.cpu_time.repetitions;
+    out["measure"]["min_cpu_seconds"] = d.cpu_time.min_cpu_seconds;
+  }
   json axes = json::array();
   for (const auto& axis : d.axes)
     axes.push_back({{"name", axis.name}, {"keys", axis.keys}, {"labels", axis.labels}, {"ladder", axis.ladder}});
@@ -553,8 +560,7 @@ void write_study_json(const StudyResults& results, const std::filesystem::path& 
                      {"bodies", r.bodies.size()},
                      {"inputs", r.inputs},
                      {"outputs", r.outputs},
-                     {"ns_per_call_median", number(r.ns_per_call_median)},
-                     {"ns_per_call_min", number(r.ns_per_call_min)},
+                     {"ns_per_call", number(r.ns_per_call())},
                      {"ratio_to_best", number(results.ratio_to_best[i])},
                      {"compared_with", r.compared_with},
                      {"max_relative_difference", number(r.max_relative_difference)},

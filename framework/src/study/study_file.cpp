@@ -130,6 +130,14 @@ void read_reference(const ConfigTable& table, const std::filesystem::path& study
   if (!table.contains("check")) model.reference_check.overrides.push_back("simulation.step_size=@double");
 }
 
+// repetitions and min_cpu_seconds of [measure] (simulation) or [timing] (algorithms): one way
+// of timing for both kinds of case.
+void read_cpu_time(const ConfigTable& table, CpuTimeSettings& settings) {
+  settings.repetitions = table.integer_or("repetitions", settings.repetitions, 1, CpuTimeSettings::repetitions_max);
+  settings.min_cpu_seconds = table.number_or("min_cpu_seconds", settings.min_cpu_seconds,
+                                             Range::closed(0.0, CpuTimeSettings::min_cpu_seconds_max));
+}
+
 }  // namespace
 
 int representation_axis(const Definition& definition) {
@@ -162,10 +170,10 @@ Definition load_study(const std::shared_ptr<ConfigDocument>& document) {
       root.fail("timing", "[timing] is for algorithm studies: add kind = \"algorithms\" at the top of the study file");
     Timing& t = definition.timing;
     t.states = timing->integer_or("states", t.states, 1, 1000000);
-    t.repetitions = timing->integer_or("repetitions", t.repetitions, 1, 100000);
     t.warmup = timing->integer_or("warmup", t.warmup, 0, 100000);
     t.seed = timing->integer_or("seed", t.seed, 0);
     t.tolerance = timing->number_or("tolerance", t.tolerance, Range::positive());
+    read_cpu_time(*timing, definition.cpu_time);
   }
 
   const auto model_tables = root.table_array("models");
@@ -267,9 +275,7 @@ Definition load_study(const std::shared_ptr<ConfigDocument>& document) {
     if (measure->contains("targets")) definition.measure.targets = measure->numbers("targets", Range::positive());
     definition.measure.ladder_extensions =
         measure->integer_or("ladder_extensions", definition.measure.ladder_extensions, 0, 50);
-    definition.measure.repetitions = measure->integer_or("repetitions", definition.measure.repetitions, 1, 1000);
-    definition.measure.min_cpu_seconds = measure->number_or(
-        "min_cpu_seconds", definition.measure.min_cpu_seconds, Range::closed(0.0, Measure::min_cpu_seconds_max));
+    read_cpu_time(*measure, definition.cpu_time);
   }
   document->reject_unused_keys();
   return definition;

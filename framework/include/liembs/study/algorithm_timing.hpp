@@ -1,9 +1,10 @@
 #pragma once
 // Algorithm studies (docs/studies.md, "Algorithm studies"): an algorithm's row function
-// (the BatchEvaluator that `liembs eval` uses) timed on random states with the method of
-// bench-tree-dynamics (warm-up passes, repeated timed passes, the median and the fastest),
-// and the agreement of two evaluations of the same states.
+// (the BatchEvaluator that `liembs eval` uses) timed on random states as a simulation case is
+// timed (time_repetitions, a run being one pass over the states), and the agreement of two
+// evaluations of the same states.
 #include <liembs/plugin/algorithm.hpp>
+#include <liembs/study/cpu_time.hpp>
 
 #include <cstddef>
 #include <string>
@@ -17,15 +18,13 @@ namespace liembs::study {
 // accelerations, forces, their derivatives) in [-1, 1].
 std::vector<double> random_states(const std::vector<std::string>& columns, std::size_t states, unsigned long long seed);
 
-struct CallTiming {
-  double ns_median = 0.0, ns_min = 0.0;  // CPU time (this thread) per call
-};
-
-// Evaluates every state `warmup` times untimed, then `repetitions` timed passes over all of
-// them; each pass's CPU time divided by the states is one sample. `outputs` receives the
-// results (states x output columns).
-CallTiming time_calls(BatchEvaluator& evaluator, const std::vector<double>& inputs, std::size_t states,
-                      long long warmup, long long repetitions, std::vector<double>& outputs);
+// Evaluates every state `warmup` times untimed, then times passes over all of them with
+// time_repetitions(settings, rotate_cpus, ...): a pass is one run, timed by this thread's CPU
+// clock (per call: the pass's time divided by `states`). `outputs` receives the results
+// (states x output columns).
+TimedRepetitions time_calls(BatchEvaluator& evaluator, const std::vector<double>& inputs, std::size_t states,
+                            long long warmup, const CpuTimeSettings& settings, bool rotate_cpus,
+                            std::vector<double>& outputs);
 
 // The largest relative difference between two results of the same states (row-major,
 // `width` values a row): max over rows of |a - b|_inf / max(1, |b|_inf), with the row and

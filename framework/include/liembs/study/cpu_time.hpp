@@ -1,11 +1,16 @@
 #pragma once
-// CPU time of study cases (docs/studies.md, "Cost" and "Algorithm studies"): the clocks, and
-// a run repeated until it has used a minimum CPU time, as Google Benchmark's min_time does
-// (a run of a fraction of a millisecond timed once is mostly noise).
+// CPU time of study cases (docs/studies.md, "Cost" and "Algorithm studies"): the clocks, a
+// run repeated until it has used a minimum CPU time, as Google Benchmark's min_time does (a
+// run of a fraction of a millisecond timed once is mostly noise), and timed repetitions of
+// that on one CPU after another. Simulation cases (a run: one integration) and algorithm
+// cases (a run: one pass of the algorithm over the random states) are timed the same way.
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <limits>
+#include <optional>
 #include <vector>
 
 namespace liembs::study {
@@ -37,6 +42,16 @@ RepeatedRuns repeat_for_cpu_time(double min_cpu_seconds, TimedRun&& timed_run) {
   } while (repeated.cpu_seconds < min_cpu_seconds);
   return repeated;
 }
+
+// How a study times its cases: [measure] of a simulation study, [timing] of an algorithm study
+// (the keys `repetitions` and `min_cpu_seconds`, read by load_study; docs/studies.md states
+// these defaults, checked by test-study).
+struct CpuTimeSettings {
+  long long repetitions = 3;     // timed repetitions; the fastest counts, the slowest gives the spread
+  double min_cpu_seconds = 0.05; // s of CPU time each repetition runs for (0: one run)
+  static constexpr long long repetitions_max = 1000;
+  static constexpr double min_cpu_seconds_max = 10.0;  // s: a larger value is a mistake, not a measurement
+};
 
 // Runs the calling thread on one allowed CPU after another, from the one it is on, and back on
 // all of them when destroyed. On a shared or virtual machine the CPUs' speeds differ and change
@@ -74,5 +89,36 @@ class CpuRotation {
   std::size_t first_ = 0;
   bool moved_ = false;
 };
+
+// The CPU time of a case: `repetitions` timed repetitions, each repeat_for_cpu_time of
+// `timed_run`; with `rotate_cpus`, repetition k runs on the k-th CPU from the one the thread is
+// on (CpuRotation), and the thread may use all its CPUs again afterwards.
+struct TimedRepetitions {
+  long long repetitions = 0;
+  double fastest = std::numeric_limits<double>::quiet_NaN();  // CPU seconds per run, fastest repetition
+  double slowest = std::numeric_limits<double>::quiet_NaN();  // the slowest repetition's
+  long long fastest_runs = 0;  // runs of the fastest repetition
+  long long total_runs = 0;    // runs of all the repetitions
+};
+
+template <class TimedRun>
+TimedRepetitions time_repetitions(const CpuTimeSettings& settings, bool rotate_cpus, TimedRun&& timed_run) {
+  TimedRepetitions timed;
+  std::optional<CpuRotation> cpus;
+  if (rotate_cpus) cpus.emplace();
+  for (long long repetition = 0; repetition < settings.repetitions; ++repetition) {
+    if (cpus) cpus->move_to(static_cast<std::size_t>(repetition));
+    const RepeatedRuns repeated = repeat_for_cpu_time(settings.min_cpu_seconds, timed_run);
+    const double per_run = repeated.per_run();
+    if (repetition == 0 || per_run < timed.fastest) {
+      timed.fastest = per_run;
+      timed.fastest_runs = repeated.runs;
+    }
+    timed.slowest = repetition == 0 ? per_run : std::max(timed.slowest, per_run);
+    timed.total_runs += repeated.runs;
+    ++timed.repetitions;
+  }
+  return timed;
+}
 
 }  // namespace liembs::study

@@ -47,8 +47,8 @@ struct ExecutionSummary {
 
 // Runs one case in this process and measures it; a failure is recorded, not thrown
 // (except Interrupted). `alone`: no other case runs meanwhile (--jobs 1), so the timed
-// repetitions of a simulation case run on one CPU after another (docs/studies.md "Cost";
-// cases side by side would be moved onto each other's CPU).
+// repetitions of a case run on one CPU after another (docs/studies.md "Cost"; cases side by
+// side would be moved onto each other's CPU).
 CaseRecord run_case(const Definition& definition, const Case& item, const PluginSearch& plugins, bool alone = false);
 
 // Checks every case as a run would, without running any (`liembs study --list`): its run file

@@ -28,12 +28,12 @@ struct CaseRecord {
   std::string group, algorithm, representation, integrator, integrator_description;
   int integrator_order = 0;
   double end_time = not_available, step_size = not_available, sample_interval = not_available;
-  // Simulation cases: CPU time per run, the fastest of `repetitions` timed repetitions
-  // ([measure]), each running the case `timed_runs` times or more until the runs have used
-  // [measure] min_cpu_seconds; `timed_runs` is the fastest repetition's runs, and
-  // cpu_seconds_slowest the slowest repetition's time per run, for the spread. The wall time
-  // is the measured run's. Algorithm cases: the time of the whole timing, `repetitions` its
-  // timed passes.
+  // CPU time per run, the fastest of `repetitions` timed repetitions (time_repetitions in
+  // cpu_time.hpp, settings Definition::cpu_time), each running the case `timed_runs` times or
+  // more until the runs have used min_cpu_seconds; `timed_runs` is the fastest repetition's
+  // runs, and cpu_seconds_slowest the slowest repetition's time per run, for the spread. A run
+  // of a simulation case is one integration, of an algorithm case one pass over its states.
+  // The wall time is the measured run's (simulation) or the whole timing's (algorithms).
   double cpu_seconds = not_available, wall_seconds = not_available;
   double cpu_seconds_slowest = not_available;
   long long repetitions = 0;
@@ -53,8 +53,7 @@ struct CaseRecord {
 
   // Algorithm studies: the run's algorithm timed on random states (docs/studies.md).
   std::size_t inputs = 0, outputs = 0;  // numbers in and out per call
-  long long states = 0;
-  double ns_per_call_median = not_available, ns_per_call_min = not_available;  // CPU time per call
+  long long states = 0;  // calls per run
   std::string compared_with;  // the representation the outputs were compared with (empty: none)
   double max_relative_difference = not_available;  // max over states of |y - y_ref|_inf / max(1, |y_ref|_inf)
 
@@ -66,6 +65,9 @@ struct CaseRecord {
   double failed_steps() const;  // error-test and convergence failures
   // (slowest - fastest) / fastest of the repetitions' times per run, NaN with fewer than two.
   double cpu_seconds_spread() const;
+  // Algorithm cases: CPU nanoseconds per call of the fastest repetition, cpu_seconds / states
+  // (NaN for a simulation case or a case not timed).
+  double ns_per_call() const;
 };
 
 std::string to_json(const CaseRecord& record);

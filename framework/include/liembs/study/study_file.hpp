@@ -5,6 +5,7 @@
 // expand_cases() gives the cases: the product of the axes, minus the exclusions, plus each
 // model's reference and its check run.
 #include <liembs/config/config_table.hpp>
+#include <liembs/study/cpu_time.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -64,12 +65,7 @@ struct Measure {
   // Rungs a ladder may gain at each end so that its errors bracket every target
   // (extend_ladders, docs/studies.md "Cost at matched accuracy"); 0: never extend.
   long long ladder_extensions = 4;
-  // Timed repetitions of each simulation case, each running the case again and again until
-  // the runs have used min_cpu_seconds of CPU time (docs/studies.md "Cost"); the case's CPU
-  // time per run is the fastest repetition's, the spread over the repetitions is reported.
-  long long repetitions = 3;
-  double min_cpu_seconds = 0.05;
-  static constexpr double min_cpu_seconds_max = 10.0;  // s: a larger value is a mistake, not a measurement
+  // ([measure] repetitions and min_cpu_seconds: Definition::cpu_time.)
 };
 
 // What the cases of a study do: integrate their run (simulation), or time the run's
@@ -77,10 +73,10 @@ struct Measure {
 // docs/studies.md "Algorithm studies").
 enum class StudyKind { simulation, algorithms };
 
-// [timing] of an algorithm study: the method of bench-tree-dynamics for any model.
+// [timing] of an algorithm study: the random states and the agreement; a run of the case is a
+// pass over the states ([timing] repetitions and min_cpu_seconds: Definition::cpu_time).
 struct Timing {
-  long long states = 100;       // random states, drawn from `seed`; each timed pass calls the algorithm once per state
-  long long repetitions = 20;   // timed passes: the median and the fastest are reported
+  long long states = 100;       // random states, drawn from `seed`; each pass calls the algorithm once per state
   long long warmup = 2;         // untimed passes first
   long long seed = 1;           // the same states for every case of a model
   double tolerance = 1e-9;      // largest relative difference between representations that passes
@@ -91,6 +87,8 @@ struct Definition {
   std::string title;
   StudyKind kind = StudyKind::simulation;
   Timing timing;                  // algorithm studies only
+  // How every case is timed ([measure] of a simulation study, [timing] of an algorithm study).
+  CpuTimeSettings cpu_time;
   std::vector<Model> models;
   std::vector<Axis> axes;
   std::vector<Condition> exclusions;
