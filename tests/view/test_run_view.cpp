@@ -443,6 +443,26 @@ std::string mesh_warning(const fs::path& model_file) {
 
 }  // namespace
 
+TEST_CASE("base64 (the page's mesh files): RFC 4648's vectors, and bytes of every length mod 3 round trip",
+          "[view][mesh]") {
+  // RFC 4648, section 10: lengths 0 to 6, each remainder mod 3 twice.
+  const std::vector<std::pair<std::string, std::string>> vectors{
+      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  for (const auto& [bytes, text] : vectors) CHECK(base64(bytes) == text);
+  // Every byte value, in lengths 0 to 13 and 256 (the high bit set, zero bytes inside).
+  std::string all(256, '\0');
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<char>(255 - k);
+  for (const std::size_t length : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 256}) {
+    INFO("length " << length);
+    const std::string bytes = all.substr(all.size() - length);
+    const std::string text = base64(bytes);
+    CHECK(text.size() == (length + 2) / 3 * 4);
+    CHECK(text.size() - text.find_last_not_of('=') - 1 == (3 - length % 3) % 3);  // the padding
+    CHECK(from_base64(text) == bytes);
+  }
+}
+
 TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded once, with their pose and scale",
           "[view][urdf][mesh]") {
   const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";

@@ -54,7 +54,11 @@ Json quaternion_json(const Mat3& R) {
   return Json::array({q.x(), q.y(), q.z(), q.w()});
 }
 
-// base64 (RFC 4648) of `bytes`, for a file the page embeds.
+}  // namespace
+
+// Written here rather than with Boost.Archive's base64_from_binary<transform_width<...>>:
+// that gives the same text (its '=' padding added by hand) but is slower on a mesh of
+// max_visual_mesh_bytes, moving each byte through two iterator adaptors.
 std::string base64(std::string_view bytes) {
   static constexpr char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string text;
@@ -68,6 +72,8 @@ std::string base64(std::string_view bytes) {
   }
   return text;
 }
+
+namespace {
 
 // The meshes the page's shapes draw, each once (a file by its path, triangles by their
 // VisualMesh), as the page's "meshes": {format, source, base64} for a file, {format,

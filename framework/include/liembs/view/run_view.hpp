@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,5 +55,8 @@ std::string view_page(const std::filesystem::path& run_directory, const ViewOpti
 // behind when it fails).
 void write_view(const std::filesystem::path& run_directory, const std::filesystem::path& output,
                 const ViewOptions& options = {});
+
+// base64 (RFC 4648, with '=' padding) of `bytes`: how a page embeds a mesh file.
+std::string base64(std::string_view bytes);
 
 }  // namespace liembs
