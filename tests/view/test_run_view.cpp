@@ -20,6 +20,7 @@
 
 #include <Eigen/Geometry>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -441,6 +442,114 @@ std::string mesh_warning(const fs::path& model_file) {
   return warnings.messages()[0];
 }
 
+// What the viewer makes of a model file with meshes: the shapes read from it, the warnings
+// that gives (without package or model search paths) and its page's data (model_page).
+struct MeshModel {
+  fs::path file;
+  ModelVisuals visuals;
+  std::vector<std::string> warnings;
+  Json page;
+};
+
+using Edits = std::vector<std::pair<std::string, std::string>>;
+
+// `model` with each (text, replacement) of `edits` made once, written into `folder` (whose
+// files its relative mesh paths then name).
+fs::path edited_model(const fs::path& model, const fs::path& folder, const Edits& edits) {
+  std::string text = file_bytes(model);
+  for (const auto& [from, to] : edits) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
+  write_file(folder / model.filename(), text);
+  return folder / model.filename();
+}
+
+// The URDF or SDF file `model` as it is, or edited into `folder` (edited_model), made into a page.
+MeshModel mesh_model(const fs::path& model, const Edits& edits = {}, const fs::path& folder = {}) {
+  MeshModel result;
+  result.file = edits.empty() ? model : edited_model(model, folder, edits);
+  const Environment cleared = no_search_paths();
+  {
+    CapturedWarnings warnings;
+    result.visuals = result.file.extension() == ".urdf" ? read_urdf_visuals(result.file) : read_sdf_visuals(result.file);
+    result.warnings = warnings.messages();
+  }
+  {
+    CapturedWarnings page_warnings;  // the same again
+    result.page = model_page(result.file);
+  }
+  return result;
+}
+
+// The page draws each body's shapes as they were read, its meshes with the bytes of their
+// files, each file embedded once, and a body without shapes as its inertia box.
+void check_page_draws(const MeshModel& model) {
+  const Json& meshes = model.page["meshes"];
+  std::set<fs::path> files;
+  for (const Json& body : model.page["bodies"]) {
+    const std::string name = body["name"];
+    INFO("body " << name);
+    const Json& shapes = body["shapes"];
+    const auto read = model.visuals.by_body.find(name);
+    if (read == model.visuals.by_body.end()) {
+      REQUIRE(shapes.size() == 1);
+      CHECK(shapes[0]["from"] == "inertia");
+      continue;
+    }
+    REQUIRE(shapes.size() == read->second.size());
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      const VisualShape& shape = read->second[k];
+      REQUIRE(shape.mesh);
+      CHECK(shapes[k]["type"] == "mesh");
+      CHECK(shapes[k]["from"] == "visual");
+      CHECK(vec3(shapes[k]["scale"]) == shape.scale);
+      CHECK(vec3(shapes[k]["position"]) == shape.pose.r);
+      CHECK(rotation(shapes[k]["quaternion"]).isApprox(shape.pose.R, 1e-15));
+      if (shape.color) CHECK(shapes[k]["color"] == Json(*shape.color));
+      const Json& mesh = meshes.at(shapes[k]["mesh"].get<std::size_t>());
+      CHECK(mesh["source"] == shape.mesh->file.filename().string());
+      CHECK(mesh["format"] == (shape.mesh->format == VisualMesh::Format::obj ? "obj" : "stl"));
+      CHECK(from_base64(mesh["base64"]) == file_bytes(shape.mesh->file));  // the file's bytes, all of them
+      files.insert(shape.mesh->file);
+    }
+  }
+  CHECK(meshes.size() == files.size());
+}
+
+// What both mesh arms (tests/data/meshes/mesh-arm.urdf and .sdf) say: two warnings that hold
+// `warnings` (the URI not found, then the hand's missing file: the hand keeps its inertia
+// box); the arm's first shape is the binary STL (scale 1 1 2, 5 cm up, yawed 90 degrees, steel
+// blue), shape `obj_index` of `obj_body` the OBJ (scale 2 1 1, at (0.02, 0, 0.2), rolled 90
+// degrees); and the page draws them all.
+void check_mesh_arm(const MeshModel& model, const std::array<std::string, 2>& warnings, const std::string& obj_body,
+                    std::size_t obj_index) {
+  const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
+  REQUIRE(model.warnings.size() == 2);
+  CHECK_THAT(model.warnings[0], Contains(warnings[0]));
+  CHECK_THAT(model.warnings[1], Contains(warnings[1]) && Contains("not drawn: no file " + (source / "hand.stl").string()));
+  CHECK(model.visuals.by_body.count("hand") == 0);
+  const VisualShape& stl = model.visuals.by_body.at("arm").at(0);
+  const VisualShape& obj = model.visuals.by_body.at(obj_body).at(obj_index);
+  for (const VisualShape* shape : {&stl, &obj}) {
+    CHECK(shape->type == VisualShape::Type::mesh);
+    REQUIRE(shape->mesh);
+  }
+  CHECK(stl.mesh->format == VisualMesh::Format::stl);
+  CHECK(stl.mesh->file == source / "tetrahedron-binary.stl");
+  CHECK(stl.scale == Vec3(1, 1, 2));
+  CHECK(stl.pose.r.isApprox(Vec3(0, 0, 0.05), 1e-15));
+  CHECK((stl.pose.R * Vec3::UnitX()).isApprox(Vec3::UnitY(), 1e-15));  // yaw 90 degrees
+  CHECK(*stl.color == std::array<double, 4>{0.5, 0.5, 0.75, 1});
+  CHECK(obj.mesh->format == VisualMesh::Format::obj);
+  CHECK(obj.mesh->file == source / "tetrahedron.obj");
+  CHECK(obj.scale == Vec3(2, 1, 1));
+  CHECK(obj.pose.r.isApprox(Vec3(0.02, 0, 0.2), 1e-15));
+  CHECK((obj.pose.R * Vec3::UnitY()).isApprox(Vec3::UnitZ(), 1e-15));  // roll 90 degrees
+  check_page_draws(model);
+}
+
 }  // namespace
 
 TEST_CASE("base64 (the page's mesh files): RFC 4648's vectors, and bytes of every length mod 3 round trip",
@@ -467,101 +576,43 @@ TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded onc
           "[view][urdf][mesh]") {
   const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
   const fs::path urdf = source / "mesh-arm.urdf";
-  CapturedWarnings warnings;
-  const Environment cleared = no_search_paths();
-  const ModelVisuals visuals = read_urdf_visuals(urdf);
-
-  // The package:// URI and the missing file are named with the file, line and link; the
-  // arm keeps its other shapes, the hand has none left (the page draws its inertia box).
-  REQUIRE(warnings.messages().size() == 2);
-  CHECK_THAT(warnings.messages()[0], Contains(urdf.string() + ":8: link 'arm': <mesh> "
-                                              "'package://mesh_arm/meshes/cover.stl' is not drawn") &&
-                                         Contains("no package 'mesh_arm': looked in ROS_PACKAGE_PATH (not set)"));
-  CHECK_THAT(warnings.messages()[1], Contains(urdf.string() + ":30: link 'hand': <mesh> 'hand.stl' is not drawn") &&
-                                         Contains("no file " + (source / "hand.stl").string()));
-  CHECK(visuals.by_body.count("hand") == 0);
-  const auto& arm = visuals.by_body.at("arm");
-  const auto& forearm = visuals.by_body.at("forearm");
+  const MeshModel model = mesh_model(urdf);
+  // The package:// URI and the missing file are named with the file, line and link.
+  check_mesh_arm(model,
+                 {urdf.string() + ":8: link 'arm': <mesh> 'package://mesh_arm/meshes/cover.stl' is not drawn: no "
+                                  "package 'mesh_arm': looked in ROS_PACKAGE_PATH (not set)",
+                  urdf.string() + ":30: link 'hand': <mesh> 'hand.stl' is not drawn"},
+                 "forearm", 1);
+  const auto& arm = model.visuals.by_body.at("arm");
+  const auto& forearm = model.visuals.by_body.at("forearm");
   REQUIRE(arm.size() == 2);
   REQUIRE(forearm.size() == 2);
-  for (const auto* shape : {&arm[0], &arm[1], &forearm[0], &forearm[1]}) {
-    CHECK(shape->type == VisualShape::Type::mesh);
-    REQUIRE(shape->mesh);
-  }
-  CHECK(arm[0].mesh->format == VisualMesh::Format::stl);
-  CHECK(arm[0].mesh->file == source / "tetrahedron-binary.stl");
-  CHECK(arm[0].scale == Vec3(1, 1, 2));
-  CHECK(arm[0].pose.r == Vec3(0, 0, 0.05));
-  CHECK((arm[0].pose.R * Vec3::UnitX()).isApprox(Vec3::UnitY(), 1e-15));  // yaw 90 degrees
-  CHECK(*arm[0].color == std::array<double, 4>{0.5, 0.5, 0.75, 1});
+  REQUIRE(arm[1].mesh);
+  CHECK(arm[1].mesh->file == source / "tetrahedron-binary.stl");
   CHECK(arm[1].scale == Vec3::Constant(0.5));
+  REQUIRE(forearm[0].mesh);
   CHECK(forearm[0].mesh->format == VisualMesh::Format::stl);
   CHECK(forearm[0].mesh->file == source / "tetrahedron-ascii.stl");
-  CHECK(forearm[1].mesh->format == VisualMesh::Format::obj);
-  CHECK(forearm[1].mesh->file == source / "tetrahedron.obj");  // "./tetrahedron.obj"
-  CHECK(forearm[1].scale == Vec3(2, 1, 1));
-
-  SECTION("the page embeds each file once, and each shape refers to it with its pose and scale") {
-    const fs::path folder = scratch("urdf-meshes");
-    const auto result = run_cli("run tests/data/meshes/mesh-arm.toml --quiet --set simulation.end_time=0.02 --output " +
-                                cli_test::single_quoted(folder));
-    INFO(result.err);
-    REQUIRE(result.status == 0);
-    const Json data = page_data(view_page(folder));
-    const Json& meshes = data["meshes"];
-    REQUIRE(meshes.size() == 3);  // the binary STL drawn twice is embedded once
-    std::map<std::string, std::size_t> index;
-    for (std::size_t k = 0; k < meshes.size(); ++k) {
-      const std::string name = meshes[k]["source"];
-      index[name] = k;
-      CHECK(meshes[k]["format"] == (name.ends_with(".obj") ? "obj" : "stl"));
-      CHECK(from_base64(meshes[k]["base64"]) == file_bytes(source / name));  // the file's bytes, all of them
-    }
-    const Json& arm_shapes = data["bodies"][0]["shapes"];
-    REQUIRE(arm_shapes.size() == 2);
-    for (std::size_t k = 0; k < 2; ++k) {
-      CHECK(arm_shapes[k]["type"] == "mesh");
-      CHECK(arm_shapes[k]["from"] == "visual");
-      CHECK(arm_shapes[k]["mesh"] == index.at("tetrahedron-binary.stl"));
-      CHECK(vec3(arm_shapes[k]["scale"]) == arm[k].scale);
-      CHECK(vec3(arm_shapes[k]["position"]) == arm[k].pose.r);
-      CHECK(rotation(arm_shapes[k]["quaternion"]).isApprox(arm[k].pose.R, 1e-15));
-    }
-    const Json& forearm_shapes = data["bodies"][1]["shapes"];
-    REQUIRE(forearm_shapes.size() == 2);
-    CHECK(forearm_shapes[0]["mesh"] == index.at("tetrahedron-ascii.stl"));
-    CHECK(forearm_shapes[1]["mesh"] == index.at("tetrahedron.obj"));
-    CHECK(vec3(forearm_shapes[1]["scale"]) == Vec3(2, 1, 1));
-    CHECK(vec3(forearm_shapes[1]["position"]) == Vec3(0.02, 0, 0.2));
-    CHECK((rotation(forearm_shapes[1]["quaternion"]) * Vec3::UnitY()).isApprox(Vec3::UnitZ(), 1e-15));  // roll 90
-    CHECK(forearm_shapes[1]["color"] == Json::array({1.0, 0.5, 0.0, 1.0}));
-    const Json& hand_shapes = data["bodies"][2]["shapes"];
-    REQUIRE(hand_shapes.size() == 1);
-    CHECK(hand_shapes[0]["from"] == "inertia");
-  }
+  CHECK(*forearm[1].color == std::array<double, 4>{1, 0.5, 0, 1});
+  CHECK(model.page["meshes"].size() == 3);  // the binary STL drawn twice is embedded once
 
   SECTION("files that are not meshes LieMBS reads are left out with a warning, never an error") {
     const fs::path folder = scratch("urdf-bad-meshes");
-    std::ofstream(folder / "truncated.stl", std::ios::binary) << file_bytes(source / "tetrahedron-binary.stl").substr(0, 200);
-    std::ofstream(folder / "faceless.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
-    std::ofstream(folder / "part.dae") << "<COLLADA/>";
-    std::ofstream(folder / "huge.stl") << "solid huge\n";
+    write_file(folder / "truncated.stl", file_bytes(source / "tetrahedron-binary.stl").substr(0, 200));
+    write_file(folder / "faceless.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n");
+    write_file(folder / "part.dae", "<COLLADA/>");
+    write_file(folder / "huge.stl", "solid huge\n");
     fs::resize_file(folder / "huge.stl", max_visual_mesh_bytes + 1);
-    std::string model = file_bytes(urdf);
-    const auto replace = [&](const std::string& from, const std::string& to) {
-      const auto at = model.find(from);
-      REQUIRE(at != std::string::npos);
-      model.replace(at, from.size(), to);
-    };
-    replace("\"tetrahedron-binary.stl\" scale=\"1 1 2\"", "\"truncated.stl\"");
-    replace("\"tetrahedron-binary.stl\" scale=\"0.5 0.5 0.5\"", "\"file://" + (folder / "faceless.obj").string() + "\"");
-    replace("\"tetrahedron-ascii.stl\"", "\"part.dae\"");
-    replace("\"./tetrahedron.obj\"", "\"huge.stl\"");
-    std::ofstream(folder / "bad.urdf") << model;
-    CapturedWarnings bad_warnings;
-    const ModelVisuals bad = read_urdf_visuals(folder / "bad.urdf");
-    CHECK(bad.by_body.empty());
-    const auto& messages = bad_warnings.messages();
+    const MeshModel bad = mesh_model(urdf,
+                                     {{"\"tetrahedron-binary.stl\" scale=\"1 1 2\"", "\"truncated.stl\""},
+                                      {"\"tetrahedron-binary.stl\" scale=\"0.5 0.5 0.5\"",
+                                       "\"file://" + (folder / "faceless.obj").string() + "\""},
+                                      {"\"tetrahedron-ascii.stl\"", "\"part.dae\""},
+                                      {"\"./tetrahedron.obj\"", "\"huge.stl\""}},
+                                     folder);
+    CHECK(bad.visuals.by_body.empty());
+    check_page_draws(bad);  // inertia boxes
+    const auto& messages = bad.warnings;
     REQUIRE(messages.size() == 6);
     CHECK_THAT(messages[0], Contains("link 'arm'") && Contains("'truncated.stl' is not drawn") &&
                                 Contains("is not an STL file"));
@@ -581,12 +632,9 @@ TEST_CASE("URDF meshes: STL and OBJ files relative to the model are embedded onc
   }
 
   SECTION("a zero scale is an error naming the link") {
-    const fs::path folder = scratch("urdf-zero-scale");
-    std::string model = file_bytes(urdf);
-    model.replace(model.find("scale=\"1 1 2\""), 13, "scale=\"1 0 2\"");
-    std::ofstream(folder / "zero.urdf") << model;
-    CHECK_THROWS_WITH(read_urdf_visuals(folder / "zero.urdf"),
-                      Contains("zero.urdf:") && Contains("link 'arm'") && Contains("scale must be finite and non-zero"));
+    const fs::path zero = edited_model(urdf, scratch("urdf-zero-scale"), {{"scale=\"1 1 2\"", "scale=\"1 0 2\""}});
+    CHECK_THROWS_WITH(read_urdf_visuals(zero),
+                      Contains(zero.string() + ":") && Contains("link 'arm'") && Contains("scale must be finite and non-zero"));
   }
 }
 
@@ -594,47 +642,26 @@ TEST_CASE("SDF meshes: files relative to the SDF file with their pose and scale,
           "[view][sdf][mesh]") {
   const fs::path source = fs::path(LIEMBS_SOURCE_DIR) / "tests/data/meshes";
   const fs::path sdf = source / "mesh-arm.sdf";
-  CapturedWarnings warnings;
-  const Environment cleared = no_search_paths();
-  const ModelVisuals visuals = read_sdf_visuals(sdf);
-  REQUIRE(warnings.messages().size() == 2);
-  CHECK_THAT(warnings.messages()[0], Contains(sdf.string() + ":19: link 'arm', visual 'cover': <mesh> "
-                                              "'model://mesh_arm/meshes/cover.stl' is not drawn") &&
-                                         Contains("no model 'mesh_arm': looked in GZ_SIM_RESOURCE_PATH (not set)"));
-  CHECK_THAT(warnings.messages()[1], Contains(sdf.string() + ":39: link 'hand', visual 'palm': <mesh> 'hand.stl' is "
-                                              "not drawn: no file " + (source / "hand.stl").string()));
-  CHECK(visuals.by_body.count("hand") == 0);  // the page draws its inertia box
-  const auto& arm = visuals.by_body.at("arm");
-  REQUIRE(arm.size() == 2);
-  CHECK(arm[0].type == VisualShape::Type::mesh);
-  REQUIRE(arm[0].mesh);
-  CHECK(arm[0].mesh->format == VisualMesh::Format::stl);
-  CHECK(arm[0].mesh->file == source / "tetrahedron-binary.stl");
-  CHECK(arm[0].scale == Vec3(1, 1, 2));
-  CHECK(arm[0].pose.r.isApprox(Vec3(0, 0, 0.05), 1e-15));
-  CHECK((arm[0].pose.R * Vec3::UnitX()).isApprox(Vec3::UnitY(), 1e-15));  // yaw 90 degrees
-  CHECK(*arm[0].color == std::array<double, 4>{0.5, 0.5, 0.75, 1});
-  REQUIRE(arm[1].mesh);
-  CHECK(arm[1].mesh->format == VisualMesh::Format::obj);
-  CHECK(arm[1].mesh->file == source / "tetrahedron.obj");
-  CHECK(arm[1].scale == Vec3(2, 1, 1));
-  CHECK(arm[1].pose.r.isApprox(Vec3(0.02, 0, 0.2), 1e-15));
-  CHECK((arm[1].pose.R * Vec3::UnitY()).isApprox(Vec3::UnitZ(), 1e-15));  // roll 90 degrees
+  const MeshModel model = mesh_model(sdf);
+  check_mesh_arm(model,
+                 {sdf.string() + ":19: link 'arm', visual 'cover': <mesh> 'model://mesh_arm/meshes/cover.stl' is not "
+                                 "drawn: no model 'mesh_arm': looked in GZ_SIM_RESOURCE_PATH (not set)",
+                  sdf.string() + ":39: link 'hand', visual 'palm': <mesh> 'hand.stl' is not drawn"},
+                 "arm", 1);
+  CHECK(model.visuals.by_body.at("arm").size() == 2);
+  CHECK(model.page["meshes"].size() == 2);
 
   SECTION("a <submesh> is not read: a warning, and the mesh is left out") {
-    const fs::path folder = scratch("sdf-submesh");
-    std::string model = file_bytes(sdf);
-    const std::string stl = "<uri>tetrahedron-binary.stl</uri>", obj = "<uri>tetrahedron.obj</uri>";
-    model.replace(model.find(stl), stl.size(), "<uri>" + (source / "tetrahedron-binary.stl").string() + "</uri>");
-    model.replace(model.find(obj), obj.size(), "<uri>" + (source / "tetrahedron.obj").string() +
-                                                   "</uri><submesh><name>lid</name></submesh>");
-    std::ofstream(folder / "submesh.sdf") << model;
-    CapturedWarnings submesh_warnings;
-    const ModelVisuals submesh = read_sdf_visuals(folder / "submesh.sdf");
-    CHECK(submesh.by_body.at("arm").size() == 1);
-    REQUIRE(submesh_warnings.messages().size() == 3);
-    CHECK_THAT(submesh_warnings.messages()[1], Contains("link 'arm', visual 'tip'") &&
-                                                   Contains("<submesh> 'lid' is not read"));
+    const MeshModel submesh =
+        mesh_model(sdf,
+                   {{"<uri>tetrahedron-binary.stl</uri>", "<uri>" + (source / "tetrahedron-binary.stl").string() + "</uri>"},
+                    {"<uri>tetrahedron.obj</uri>",
+                     "<uri>" + (source / "tetrahedron.obj").string() + "</uri><submesh><name>lid</name></submesh>"}},
+                   scratch("sdf-submesh"));
+    CHECK(submesh.visuals.by_body.at("arm").size() == 1);
+    check_page_draws(submesh);
+    REQUIRE(submesh.warnings.size() == 3);
+    CHECK_THAT(submesh.warnings[1], Contains("link 'arm', visual 'tip'") && Contains("<submesh> 'lid' is not read"));
   }
 }
 
