@@ -410,7 +410,8 @@ void write_mesh_arm(const fs::path& file, const std::string& uri) {
 }
 
 // The page's data for a URDF or SDF model file: a short run of it (a run file in a folder of
-// its own), then `liembs view`'s page, made in this process (with its environment).
+// its own), then `liembs view`'s page, made in this process (with its environment; its
+// warnings are not passed on).
 Json model_page(const fs::path& model_file) {
   static int runs = 0;
   const fs::path folder = scratch("model-page-" + std::to_string(++runs));
@@ -423,6 +424,7 @@ Json model_page(const fs::path& model_file) {
                               cli_test::single_quoted(folder / "run"));
   INFO(result.err);
   REQUIRE(result.status == 0);
+  const CapturedWarnings warnings;  // those of reading the shapes, checked where the tests read them
   return page_data(view_page(folder / "run"));
 }
 
@@ -476,10 +478,7 @@ MeshModel mesh_model(const fs::path& model, const Edits& edits = {}, const fs::p
     result.visuals = result.file.extension() == ".urdf" ? read_urdf_visuals(result.file) : read_sdf_visuals(result.file);
     result.warnings = warnings.messages();
   }
-  {
-    CapturedWarnings page_warnings;  // the same again
-    result.page = model_page(result.file);
-  }
+  result.page = model_page(result.file);
   return result;
 }
 
