@@ -9,31 +9,31 @@ namespace liembs {
 
 double OptionDeclaration::number(const ConfigTable& table, std::string_view key) const {
   const OptionSpec& s = spec(key, OptionType::number);
-  if (s.default_value.empty()) return table.number(key, s.range);
+  if (!s.has_default) return table.number(key, s.range);
   return table.number_or(key, s.number_default, s.range);
 }
 
 long long OptionDeclaration::integer(const ConfigTable& table, std::string_view key) const {
   const OptionSpec& s = spec(key, OptionType::integer);
-  if (s.default_value.empty()) return table.integer(key, s.min, s.max);
+  if (!s.has_default) return table.integer(key, s.min, s.max);
   return table.integer_or(key, s.integer_default, s.min, s.max);
 }
 
 bool OptionDeclaration::boolean(const ConfigTable& table, std::string_view key) const {
   const OptionSpec& s = spec(key, OptionType::boolean);
-  if (s.default_value.empty()) throw std::logic_error("option '" + s.key + "' has no default; read it with contains()");
+  if (!s.has_default) throw std::logic_error("option '" + s.key + "' has no default; read it with contains()");
   return table.boolean_or(key, s.boolean_default);
 }
 
 std::string OptionDeclaration::choice(const ConfigTable& table, std::string_view key) const {
   const OptionSpec& s = spec(key, OptionType::choice);
-  if (s.default_value.empty()) return table.choice(key, s.choices);
+  if (!s.has_default) return table.choice(key, s.choices);
   return table.choice_or(key, s.choices, s.text_default);
 }
 
 std::string OptionDeclaration::string(const ConfigTable& table, std::string_view key) const {
   const OptionSpec& s = spec(key, OptionType::string);
-  if (s.default_value.empty()) return table.string(key);
+  if (!s.has_default) return table.string(key);
   return table.string_or(key, s.text_default);
 }
 

@@ -55,9 +55,9 @@ std::string plugin_options_json(const ComponentInfo& info) {
     nlohmann::ordered_json option;
     option["key"] = spec.key;
     option["type"] = std::string(to_string(spec.type));
-    option["default"] = spec.default_value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(spec.default_value);
-    option["absent"] = spec.default_value.empty() ? nlohmann::ordered_json(spec.absent.empty() ? "required" : spec.absent)
-                                                   : nlohmann::ordered_json(nullptr);
+    option["default"] = spec.has_default ? nlohmann::ordered_json(spec.default_value()) : nlohmann::ordered_json(nullptr);
+    option["absent"] = spec.has_default ? nlohmann::ordered_json(nullptr)
+                                        : nlohmann::ordered_json(spec.absent.empty() ? "required" : spec.absent);
     option["range"] = spec.range_text();
     if (!spec.choices.empty()) option["choices"] = spec.choices;
     option["description"] = spec.description;
@@ -87,7 +87,7 @@ std::string plugin_options_markdown(const Registry& registry) {
       out << "| option | type | default | admissible values | description |\n|---|---|---|---|---|\n";
       for (const auto& spec : info->options)
         out << "| `" << spec.key << "` | " << to_string(spec.type) << " | "
-            << (spec.default_value.empty() ? cell(spec.default_text()) : code(cell(spec.default_value))) << " | "
+            << (spec.has_default ? code(cell(spec.default_value())) : cell(spec.default_text())) << " | "
             << cell(spec.range_text()) << " | " << cell(spec.description) << " |\n";
       out << "\n";
     }

@@ -34,8 +34,20 @@ OptionSpec make(std::string key, OptionType type, std::string description) {
 
 }  // namespace
 
+std::string OptionSpec::default_value() const {
+  if (!has_default) return "";
+  switch (type) {
+    case OptionType::number: return shortest_number(number_default);
+    case OptionType::integer: return std::to_string(integer_default);
+    case OptionType::boolean: return boolean_default ? "true" : "false";
+    case OptionType::choice:
+    case OptionType::string: return in_quotes(text_default);
+    default: throw std::logic_error("option " + key + ": a list type has no default value");
+  }
+}
+
 std::string OptionSpec::default_text() const {
-  if (!default_value.empty()) return default_value;
+  if (has_default) return default_value();
   if (!absent.empty()) return "absent: " + absent;
   return "required";
 }
@@ -64,7 +76,7 @@ std::string OptionSpec::range_text() const {
 OptionSpec OptionSpec::number(std::string key, double fallback, Range range, std::string description) {
   OptionSpec spec = make(std::move(key), OptionType::number, std::move(description));
   spec.range = range;
-  spec.default_value = shortest_number(fallback);
+  spec.has_default = true;
   spec.number_default = fallback;
   if (!range.contains(fallback)) throw std::logic_error("option " + spec.key + ": the default is outside the range");
   return spec;
@@ -75,7 +87,7 @@ OptionSpec OptionSpec::integer(std::string key, long long fallback, long long mi
   OptionSpec spec = make(std::move(key), OptionType::integer, std::move(description));
   spec.min = min;
   spec.max = max;
-  spec.default_value = std::to_string(fallback);
+  spec.has_default = true;
   spec.integer_default = fallback;
   if (fallback < min || fallback > max) throw std::logic_error("option " + spec.key + ": the default is outside the range");
   return spec;
@@ -83,7 +95,7 @@ OptionSpec OptionSpec::integer(std::string key, long long fallback, long long mi
 
 OptionSpec OptionSpec::boolean(std::string key, bool fallback, std::string description) {
   OptionSpec spec = make(std::move(key), OptionType::boolean, std::move(description));
-  spec.default_value = fallback ? "true" : "false";
+  spec.has_default = true;
   spec.boolean_default = fallback;
   return spec;
 }
@@ -96,7 +108,7 @@ OptionSpec OptionSpec::choice(std::string key, std::vector<std::string> allowed,
     bool known = false;
     for (const auto& choice : spec.choices) known = known || choice == fallback;
     if (!known) throw std::logic_error("option " + spec.key + ": the default is not one of the choices");
-    spec.default_value = in_quotes(fallback);
+    spec.has_default = true;
     spec.text_default = fallback;
   }
   return spec;
@@ -104,7 +116,7 @@ OptionSpec OptionSpec::choice(std::string key, std::vector<std::string> allowed,
 
 OptionSpec OptionSpec::string(std::string key, std::string fallback, std::string description) {
   OptionSpec spec = make(std::move(key), OptionType::string, std::move(description));
-  spec.default_value = in_quotes(fallback);
+  spec.has_default = true;
   spec.text_default = fallback;
   return spec;
 }
@@ -116,7 +128,7 @@ OptionSpec OptionSpec::optional_boolean(std::string key, std::string absent, std
 }
 
 OptionSpec OptionSpec::optional(OptionSpec spec, std::string absent) {
-  spec.default_value.clear();
+  spec.has_default = false;
   spec.absent = std::move(absent);
   return spec;
 }

@@ -34,13 +34,11 @@ struct OptionSpec {
   std::string key;
   OptionType type = OptionType::number;
   std::string description;
-  // The value an absent key stands for, in TOML syntax ("0.9", "\"rk4\"", "true"); empty when
-  // the key has no default value: then `absent` says what leaving it out means, or the key is
-  // required when `absent` is empty too.
-  std::string default_value;
+  // Whether an absent key stands for a value: the typed default below for the option's type
+  // (number, integer, boolean; choice or string without quotes). Without one, `absent` says
+  // what leaving the key out means, or the key is required when `absent` is empty too.
+  bool has_default = false;
   std::string absent;
-  // The default as the reader applies it (no text round trip): number, integer, boolean, and
-  // choice or string (without quotes); meaningful only when default_value is not empty.
   double number_default = 0.0;
   long long integer_default = 0;
   bool boolean_default = false;
@@ -49,7 +47,10 @@ struct OptionSpec {
   long long min = std::numeric_limits<long long>::min(), max = std::numeric_limits<long long>::max();  // integer
   std::vector<std::string> choices;  // choice
 
-  bool required() const { return default_value.empty() && absent.empty(); }
+  bool required() const { return !has_default && absent.empty(); }
+  // The default in TOML syntax ("0.9", "\"rk4\"", "true"), written from the typed default;
+  // empty without one.
+  std::string default_value() const;
   // For tables: "0.9" / "absent: automatic (...)" / "required".
   std::string default_text() const;
   // "[0, 1]", "> 0", "1 to 5", "\"a\" or \"b\"", "" for any.
