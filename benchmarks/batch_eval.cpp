@@ -13,6 +13,8 @@
 #include <liembs/plugin/representation.hpp>
 #include <liembs/host/run.hpp>
 
+#include "bench_support.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -68,8 +70,7 @@ struct Setup {
   fs::path dir;
 
   explicit Setup(const std::string& name) : algorithm(name) {
-    registry.append_search_path(Registry::environment_search_path());
-    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    bench::add_plugin_search_path(registry);  // LIEMBS_PLUGIN_PATH first, then the build tree
     auto document = ConfigDocument::load(LIEMBS_BENCH_CONFIG_DIR "/examples/iiwa-arm.toml");
     document->set_override("algorithm.name=" + algorithm);
     run = load_run(document, registry, RunPurpose::evaluate);

@@ -17,15 +17,22 @@
 
 namespace liembs::bench {
 
-// The plugins, loaded at the first call: LIEMBS_PLUGIN_PATH first (a saved copy of the plugins
-// can be timed against the build's), then the build tree's. Call it before creating any Run,
-// whose code lives in the plugin libraries, so that the registry outlives them.
+// The benchmarks' plugin search path: LIEMBS_PLUGIN_PATH first, so that a saved copy of the
+// plugins can be timed against the build's (scripts/compare-plugins), then the build tree's
+// plugins at the tier of a program's own (SearchPathEntry's default tier is --plugin-path's,
+// which would put the build tree before LIEMBS_PLUGIN_PATH).
+inline void add_plugin_search_path(Registry& registry) {
+  registry.append_search_path(Registry::environment_search_path());
+  registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true, SearchTier::program}});
+}
+
+// The plugins, loaded at the first call (add_plugin_search_path). Call it before creating any
+// Run, whose code lives in the plugin libraries, so that the registry outlives them.
 inline Registry& plugin_registry() {
   static Registry registry;
   static bool initialised = false;
   if (!initialised) {
-    registry.append_search_path(Registry::environment_search_path());
-    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    add_plugin_search_path(registry);
     registry.load();
     initialised = true;
   }

@@ -182,8 +182,7 @@ int main(int argc, char** argv) {
                                        {"chain24", random_chain_urdf(24, 7, true), false},
                                        {"torso4x6", floating_torso_urdf(3, true), true}};
   try {
-    registry.append_search_path(Registry::environment_search_path());  // a saved copy of the plugins first (scripts/compare-plugins)
-    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    bench::add_plugin_search_path(registry);  // LIEMBS_PLUGIN_PATH first, then the build tree
     registry.load();
     const auto no_options = ConfigDocument::from_string("", "options");
     short tag = 1;

@@ -7,6 +7,8 @@
 #include <liembs/sim/invariants.hpp>
 #include <liembs/host/run.hpp>
 
+#include "bench_support.hpp"
+
 #include <benchmark/benchmark.h>
 
 using namespace liembs;
@@ -51,9 +53,7 @@ BENCHMARK(so3xr3_dexpinv_left_apply);
 
 void rkmk_rk4_step(benchmark::State& bench, const char* group) {
   Registry registry;
-  // LIEMBS_PLUGIN_PATH first: a saved copy of the plugins can be timed against the build's.
-  registry.append_search_path(Registry::environment_search_path());
-  registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+  bench::add_plugin_search_path(registry);  // LIEMBS_PLUGIN_PATH first, then the build tree
   auto document = ConfigDocument::load(std::string(LIEMBS_BENCH_DATA_DIR) + "/free-body.toml");
   document->set_override(std::string("group.name=") + group);
   Run run = load_run(document, registry);

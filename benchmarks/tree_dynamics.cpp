@@ -1,5 +1,5 @@
-// Tree dynamics benchmarks: RNEA, ABA, CRBA and CRBA + Cholesky in every twist
-// representation, side by side with MuJoCo, KDL and DART on the same models in the same
+// Tree dynamics benchmarks: RNEA, ABA, CRBA, CRBA + Cholesky and body kinematics in every twist
+// representation, the first four side by side with MuJoCo, KDL and DART on the same models in the same
 // run, and a summary table of ratios at the end (README.md, "Benchmarks").
 //
 //   bench-tree-dynamics [--model FILE.urdf [--floating]] [Google Benchmark options]
@@ -47,7 +47,7 @@ struct BenchModel {
   int joint_dof = 0;  // set when the model is compiled
 };
 
-const char* algorithms[] = {"RNEA", "ABA", "CRBA", "CRBA+Cholesky"};
+const char* algorithms[] = {"RNEA", "ABA", "CRBA", "CRBA+Cholesky", "kinematics"};
 
 // Registers "model/ALGORITHM/who" for the four algorithms.
 // Every benchmark alternates between two states, so that no library can return a result
@@ -82,6 +82,16 @@ void register_liembs(const std::string& model, const std::string& who, std::shar
     for (auto _ : bench) {
       dynamics->mass_matrix((*samples)[k++ & 1].state, mass);
       benchmark::DoNotOptimize(mass.data());
+    }
+  });
+  // Every body's pose, twist and acceleration, as runs record them each sample (zero qdd).
+  benchmark::RegisterBenchmark(name("kinematics").c_str(), [dynamics, samples](benchmark::State& bench) {
+    BodyKinematics kinematics;
+    const Eigen::VectorXd zero = Eigen::VectorXd::Zero((*samples)[0].acceleration.size());
+    std::size_t k = 0;
+    for (auto _ : bench) {
+      dynamics->body_kinematics((*samples)[k++ & 1].state, zero, kinematics);
+      benchmark::DoNotOptimize(kinematics.poses.data());
     }
   });
   benchmark::RegisterBenchmark(name("CRBA+Cholesky").c_str(), [dynamics, samples](benchmark::State& bench) {
@@ -180,9 +190,7 @@ int main(int argc, char** argv) {
       models.push_back({"torso4x6", floating_torso_urdf(3, true), true});
     }
 
-    // LIEMBS_PLUGIN_PATH first: a saved copy of the plugins can be timed against the build's.
-    registry.append_search_path(Registry::environment_search_path());
-    registry.append_search_path({{LIEMBS_BENCH_PLUGIN_DIR, "build tree", true}});
+    bench::add_plugin_search_path(registry);  // LIEMBS_PLUGIN_PATH first, then the build tree
     registry.load();
     if (!Registry::environment_search_path().empty())
       for (const auto& info : registry.components())

@@ -78,6 +78,14 @@ struct TreeWorkspace {
 
 namespace kinematics {
 
+// V^b = Phi^-1 V for a node of pose C: the policy's closed form where it has one
+// (representations.hpp, body_twist), else a solve with the LU of Phi = Policy::to_body(C).
+template <class Policy>
+LIEMBS_STRONG_INLINE Vec6 body_twist_of(const Pose& C, const Vec6& V) {
+  if constexpr (requires { Policy::body_twist(C, V); }) return Policy::body_twist(C, V);
+  else return Policy::to_body(C).lu().solve(V);
+}
+
 template <class Policy>
 Vec6 root_gravity_acceleration(const TreeModel& m, const TreeWorkspace<Policy>& w) {
   Vec6 a = Vec6::Zero();
@@ -223,8 +231,7 @@ void spatial_jacobians(const TreeModel& m, TreeWorkspace<Policy>& w, const TreeS
   }
   for (int i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    const Mat6 Phi = Policy::to_body(w.pose[k]);
-    w.spatial_twist[k] = se3::Ad(w.pose[k]) * Phi.lu().solve(w.V[k]);
+    w.spatial_twist[k] = se3::Ad(w.pose[k]) * body_twist_of<Policy>(w.pose[k], w.V[k]);
     const Vec6 column = se3::Ad(w.pose[k]) * m.nodes.screw[k];
     w.spatial_columns.col(offset + i) = column;
     w.spatial_column_rates.col(offset + i) = se3::bracket(w.spatial_twist[k], column);
@@ -270,9 +277,9 @@ void body_kinematics(const TreeModel& m, TreeWorkspace<Policy>& w, const TreeSta
     const auto k = static_cast<std::size_t>(i);
     w.A[k] = w.T[k].apply(parent_acceleration(m, w, i)) + w.c[k];
     add_screw(w.A[k], w.S[k], acceleration(offset + i));
-    const Mat6 Phi = Policy::to_body(w.pose[k]);
-    w.node_body_twist[k] = Phi.lu().solve(w.V[k]);
-    w.node_body_acceleration[k] = Phi.lu().solve(w.A[k] - Policy::frame_rate_term(w.pose[k], w.node_body_twist[k]));
+    w.node_body_twist[k] = body_twist_of<Policy>(w.pose[k], w.V[k]);
+    w.node_body_acceleration[k] =
+        body_twist_of<Policy>(w.pose[k], w.A[k] - Policy::frame_rate_term(w.pose[k], w.node_body_twist[k]));
   }
   const std::size_t bodies = m.nodes.body_node.size();
   out.poses.resize(bodies);

@@ -19,6 +19,8 @@
 //                 (walk_screw S_j, composite_times_screw F_i), which is the base frame
 //                 when the base floats (CRBA places it at the identity)
 //   to_body       the matrix Phi with V = Phi V^b (twists), wrenches map by Phi^-T
+//   body_twist    V^b = Phi^-1 V in closed form (optional: kinematics::body_twist_of
+//                 solves with Phi's LU for a policy without it)
 //   frame_rate_term  Phi' V^b, the part of A = Phi V^b' + Phi' V^b not carried by V^b'
 // Gravity enters as the acceleration (0; -g) of the root (000 rule R3); every transform
 // below maps (0; a) to (0; frame-rotated a), so the trick holds in all four.
@@ -127,6 +129,7 @@ struct BodyFixed : RigidComposites<BodyFixed> {
   LIEMBS_STRONG_INLINE static Vec6 bias_wrench(const Pose&, const Inertia& M, const Vec6& V) { return momentum_rate_bias(V, M * V); }
   LIEMBS_STRONG_INLINE static Mat6 to_body(const Pose&) { return Mat6::Identity(); }
   LIEMBS_STRONG_INLINE static Vec6 from_body(const Pose&, const Vec6& V_body) { return V_body; }
+  LIEMBS_STRONG_INLINE static Vec6 body_twist(const Pose&, const Vec6& V) { return V; }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose&, const Vec6& W_body) { return W_body; }
   LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }
 
@@ -207,6 +210,13 @@ struct Spatial : RigidComposites<Spatial> {
     V.tail<3>() += C.r.cross(V.head<3>());
     return V;
   }
+  // Ad_C^-1 V = (R^T omega^s, R^T (v^s - r x omega^s))
+  LIEMBS_STRONG_INLINE static Vec6 body_twist(const Pose& C, const Vec6& V) {
+    Vec6 V_body;
+    V_body.head<3>().noalias() = C.R.transpose() * V.head<3>();
+    V_body.tail<3>().noalias() = C.R.transpose() * (V.tail<3>() - C.r.cross(V.head<3>()));
+    return V_body;
+  }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return se3::Ad_inverse(C).transpose() * W_body; }
   LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose&, const Vec6&) { return Vec6::Zero(); }  // Ad_C ad_V V = 0
 };
@@ -272,6 +282,11 @@ struct Hybrid : RigidComposites<Hybrid> {
     Vec6 V;
     V << C.R * V_body.head<3>(), C.R * V_body.tail<3>();
     return V;
+  }
+  LIEMBS_STRONG_INLINE static Vec6 body_twist(const Pose& C, const Vec6& V) {  // Ad_R^-1 = Ad_R^T
+    Vec6 V_body;
+    V_body << C.R.transpose() * V.head<3>(), C.R.transpose() * V.tail<3>();
+    return V_body;
   }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // Ad_R^-T = Ad_R
   // d/dt(Ad_R) V^b = (0; omega^s x r')  (000 section 2.4)
@@ -415,6 +430,11 @@ struct Mixed {
     Vec6 V;
     V << V_body.head<3>(), C.R * V_body.tail<3>();
     return V;
+  }
+  LIEMBS_STRONG_INLINE static Vec6 body_twist(const Pose& C, const Vec6& V) {
+    Vec6 V_body;
+    V_body << V.head<3>(), C.R.transpose() * V.tail<3>();
+    return V_body;
   }
   LIEMBS_STRONG_INLINE static Vec6 wrench_from_body(const Pose& C, const Vec6& W_body) { return from_body(C, W_body); }  // orthogonal Phi
   LIEMBS_STRONG_INLINE static Vec6 frame_rate_term(const Pose& C, const Vec6& V_body) { return Hybrid::frame_rate_term(C, V_body); }
