@@ -10,7 +10,8 @@ The check fails
   - on any cycle between folders (a folder that includes one that includes it back, directly
     or through others), naming the folders and one include line per edge;
   - on a core file (header or source) that includes an application folder or an
-    application-only dependency (toml++, urdfdom, nlohmann-json, GiNaC, MPI);
+    application-only dependency (toml++, urdfdom, nlohmann-json, MuJoCo, libsdformat, tinyxml2,
+    GiNaC, MPI);
   - on a folder that is in neither layer (a new folder must be placed in one);
   - with a built core library given, on a shared library it needs (ELF NEEDED, read with
     readelf) beyond Eigen's and Boost's world: the C++ runtime and libc only.
@@ -27,7 +28,7 @@ import tempfile
 
 CORE = {".", "lie", "model", "dynamics", "plugin", "sim", "util"}
 APPLICATION = {"config", "io", "loaders", "host", "batch", "study", "view"}
-APPLICATION_DEPENDENCIES = ("toml++/", "toml.hpp", "urdf", "nlohmann/", "ginac/", "mpi.h", "sdf/", "mujoco/")
+APPLICATION_DEPENDENCIES = ("toml++/", "toml.hpp", "urdf", "nlohmann/", "ginac/", "mpi.h", "sdf/", "mujoco/", "tinyxml2.h")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -4,8 +4,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <sstream>
+
+#include <tinyxml2.h>
 
 namespace liembs {
 
@@ -37,25 +38,20 @@ std::vector<fs::path> path_list(const char* value) {
   return folders;
 }
 
-// The <name> a package.xml declares (ROS REP 149), comments left out; "" when there is none.
+// The <name> a package.xml declares (ROS REP 149: <package><name>...</name>); "" when the file
+// is not XML or has none.
 std::string package_xml_name(const fs::path& file) {
-  std::ifstream stream(file);
-  std::ostringstream content;
-  content << stream.rdbuf();
-  std::string text = content.str();
-  for (std::size_t open; (open = text.find("<!--")) != std::string::npos;) {
-    const std::size_t close = text.find("-->", open);
-    text.erase(open, close == std::string::npos ? std::string::npos : close + 3 - open);
-  }
-  const std::size_t open = text.find("<name>");
-  if (open == std::string::npos) return "";
-  const std::size_t start = open + 6, end = text.find("</name>", start);
-  if (end == std::string::npos) return "";
-  std::string name = text.substr(start, end - start);
+  tinyxml2::XMLDocument document;
+  if (document.LoadFile(file.c_str()) != tinyxml2::XML_SUCCESS) return "";
+  const tinyxml2::XMLElement* package = document.FirstChildElement("package");
+  const tinyxml2::XMLElement* name = package ? package->FirstChildElement("name") : nullptr;
+  const char* text = name ? name->GetText() : nullptr;
+  if (text == nullptr) return "";
+  std::string value = text;
   const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-  name.erase(name.begin(), std::find_if_not(name.begin(), name.end(), space));
-  name.erase(std::find_if_not(name.rbegin(), name.rend(), space).base(), name.end());
-  return name;
+  value.erase(value.begin(), std::find_if_not(value.begin(), value.end(), space));
+  value.erase(std::find_if_not(value.rbegin(), value.rend(), space).base(), value.end());
+  return value;
 }
 
 enum class PackageMatch { no, yes, other_package };
