@@ -121,6 +121,11 @@ TEST_CASE("SDF import: bad files get libsdformat's errors with file and line or 
     CHECK_THROWS_WITH(import_sdf(file), Contains("truncated.sdf: libsdformat cannot load the file") &&
                                              Contains("Line number="));
   }
+  SECTION("a URDF file libsdformat cannot convert is named as one, with the key that reads it") {
+    const std::string urdf = std::string(LIEMBS_SOURCE_DIR) + "/models/urdf/slide-arm.urdf";
+    CHECK_THROWS_WITH(import_sdf(urdf), Contains("slide-arm.urdf: libsdformat cannot load the file (a URDF file: read it "
+                                                 "as one, with [model] urdf or liembs.Model.from_urdf)"));
+  }
   SECTION("unknown joint type") {
     const auto file = write_file("twist.sdf", sdf_model(sdf_link("a") + "    <joint name=\"j\" type=\"twist\"><parent>world</parent><child>a</child></joint>\n"));
     CHECK_THROWS_WITH(import_sdf(file), Contains("twist.sdf") && Contains("twist"));

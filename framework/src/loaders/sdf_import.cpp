@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -229,7 +230,13 @@ class Importer {
       stream.SetStream(previous);
       console_ = console_text(printed.str());
     }
-    if (!errors.empty()) fail_with(errors, "libsdformat cannot load the file");
+    if (!errors.empty()) {
+      // libsdformat converts some URDF files and fails on others with SDF's terms.
+      const bool urdf = std::filesystem::path(file_).extension() == ".urdf";
+      fail_with(errors, urdf ? "libsdformat cannot load the file (a URDF file: read it as one, with [model] urdf "
+                               "or liembs.Model.from_urdf)"
+                             : "libsdformat cannot load the file");
+    }
     if (report_printed && !console_.empty()) warn(file_ + ": libsdformat: " + console_);
     if (root_.Model() != nullptr) {
       sdf_ = root_.Model();
