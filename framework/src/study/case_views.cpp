@@ -66,21 +66,17 @@ std::size_t write_case_views(const StudyResults& results, const std::filesystem:
   // cases) are given once each, in order, after the pages (also when one fails), with on how
   // many pages each came.
   std::vector<std::pair<std::string, std::size_t>> page_warnings;
-  std::vector<std::string> this_page;
-  std::size_t pages = 0, written = 0;
-  WarningHandler previous = set_warning_handler([&](const std::string& message) { this_page.push_back(message); });
-  const auto end_page = [&] {
-    for (auto message = this_page.begin(); message != this_page.end(); ++message) {
-      if (std::find(this_page.begin(), message, *message) != message) continue;  // twice on this page
+  const auto count_page = [&](const std::vector<std::string>& messages) {
+    for (auto message = messages.begin(); message != messages.end(); ++message) {
+      if (std::find(messages.begin(), message, *message) != message) continue;  // twice on this page
       const auto same = std::find_if(page_warnings.begin(), page_warnings.end(),
                                      [&](const auto& seen) { return seen.first == *message; });
       if (same == page_warnings.end()) page_warnings.emplace_back(*message, 1);
       else ++same->second;
     }
-    this_page.clear();
   };
+  std::size_t pages = 0, written = 0;
   const auto give_warnings = [&] {
-    set_warning_handler(std::move(previous));
     for (const auto& [message, count] : page_warnings)
       warn(message + " (on " + std::to_string(count) + " of the " + std::to_string(pages) + " pages of --views)");
   };
@@ -90,14 +86,23 @@ std::size_t write_case_views(const StudyResults& results, const std::filesystem:
       if (file.empty()) continue;
       ++pages;
       const Case& item = results.cases[i];
-      const auto document = case_document(results.definition, item);
-      const ConfigTable model_table = document->root().table("model");
-      const liembs::Model model = load_model(model_table);
-      ViewOptions options;
-      options.column = "energy_drift_relative";
-      const std::string page = view_page(model, read_model_visuals(model_table),
-                                         case_table(results.definition, item, results.records[i]), options);
-      end_page();
+      std::string page;
+      {
+        const CapturedWarnings captured;  // restores the handler as it goes, also on a throw
+        try {
+          const auto document = case_document(results.definition, item);
+          const ConfigTable model_table = document->root().table("model");
+          const liembs::Model model = load_model(model_table);
+          ViewOptions options;
+          options.column = "energy_drift_relative";
+          page = view_page(model, read_model_visuals(model_table),
+                           case_table(results.definition, item, results.records[i]), options);
+        } catch (...) {
+          count_page(captured.messages());
+          throw;
+        }
+        count_page(captured.messages());
+      }
       std::filesystem::create_directories((output / file).parent_path());
       AtomicFile target(output / file);
       target.stream() << page;
@@ -105,7 +110,6 @@ std::size_t write_case_views(const StudyResults& results, const std::filesystem:
       ++written;
     }
   } catch (...) {
-    end_page();
     give_warnings();
     throw;
   }
